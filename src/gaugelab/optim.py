@@ -1,0 +1,260 @@
+"""Functional optimizers, registered by name: state in, increments and new state out.
+
+Every tensor carries a leading *run* dimension: a parameter of shape (n, k) is passed as
+(B, n, k), where B runs advance together (one run is B = 1). Reductions that a rule pools
+(scalar-Adam's scalar, Muon's norm, Adafactor's mean) therefore never cross runs. The learning
+rate is a Python float or a float64 tensor of shape (B,), one value per run.
+
+Each rule is ``update(grads, state, lr, t) -> (deltas, new_state)``: the caller adds the deltas
+(P <- P + delta). The step counter t starts at 1. One definition of each rule serves the sensing
+zoo, the attention twins and the property tests (spec: sensing.md §3, identities.md §3.2).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import torch
+from torch import Tensor
+
+BETA1, BETA2, EPS = 0.9, 0.999, 1e-8
+
+State = dict[str, list[Tensor]]
+Update = Callable[[Sequence[Tensor], State, "float | Tensor", int], tuple[list[Tensor], State]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """An optimizer: its name, a-priori class and its functional update."""
+
+    name: str
+    equivariant: bool
+    init: Callable[[Sequence[Tensor]], State]
+    update: Update
+    hparams: dict = field(default_factory=dict)
+
+
+def per_run(lr: float | Tensor, like: Tensor) -> float | Tensor:
+    """Broadcast a per-run learning rate (shape (B,)) against a (B, ...) tensor."""
+    if isinstance(lr, Tensor):
+        return lr.to(like.dtype).view(-1, *([1] * (like.dim() - 1)))
+    return lr
+
+
+def run_sum(x: Tensor) -> Tensor:
+    """Sum over every dimension but the run dimension: shape (B,)."""
+    return x.reshape(x.shape[0], -1).sum(dim=1)
+
+
+def _zeros(params: Sequence[Tensor], *names: str) -> State:
+    return {name: [torch.zeros_like(p) for p in params] for name in names}
+
+
+# --- equivariant rules --------------------------------------------------------------------------
+
+
+def gd() -> Rule:
+    def update(grads, state, lr, t):
+        return [-(per_run(lr, g) * g) for g in grads], state
+
+    return Rule("gd", True, lambda params: {}, update)
+
+
+def momentum(beta: float = 0.9) -> Rule:
+    """Heavy ball: b <- beta b + g (no dampening), delta = -lr b."""
+
+    def update(grads, state, lr, t):
+        bufs = [beta * b + g for b, g in zip(state["b"], grads)]
+        return [-(per_run(lr, b) * b) for b in bufs], {"b": bufs}
+
+    return Rule("momentum", True, lambda params: _zeros(params, "b"), update, {"beta": beta})
+
+
+def _adam_moments(grads, state, t, beta1, beta2):
+    ms = [beta1 * m + (1 - beta1) * g for m, g in zip(state["m"], grads)]
+    vs = [beta2 * v + (1 - beta2) * g * g for v, g in zip(state["v"], grads)]
+    mhat = [m / (1 - beta1**t) for m in ms]
+    vhat = [v / (1 - beta2**t) for v in vs]
+    return {"m": ms, "v": vs}, mhat, vhat
+
+
+def scalar_adam(beta1: float = BETA1, beta2: float = BETA2, eps: float = EPS) -> Rule:
+    """Adam with one shared denominator per run: sqrt(mean of v-hat over all entries of all
+    parameters) + eps. The pooled sum is accumulated in float64 from the per-parameter sums."""
+
+    def update(grads, state, lr, t):
+        new, mhat, vhat = _adam_moments(grads, state, t, beta1, beta2)
+        total = sum(run_sum(v).double() for v in vhat)
+        count = sum(v[0].numel() for v in vhat)
+        scale = lr / (torch.sqrt(total / count) + eps)  # float64, one per run
+        return [-(per_run(scale, m) * m) for m in mhat], new
+
+    return Rule("scalar_adam", True, lambda params: _zeros(params, "m", "v"), update,
+                {"beta1": beta1, "beta2": beta2, "eps": eps})
+
+
+NS_COEFFS = (3.4445, -4.7750, 2.0315)
+
+
+def newton_schulz(b: Tensor, steps: int = 5) -> Tensor:
+    """Muon's quintic Newton–Schulz map on the last two dimensions, in the input's dtype."""
+    a, bb, c = NS_COEFFS
+    x = b / (torch.linalg.matrix_norm(b, keepdim=True) + 1e-7)
+    tall = x.shape[-2] > x.shape[-1]
+    if tall:
+        x = x.mT
+    for _ in range(steps):
+        s = x @ x.mT
+        x = a * x + (bb * s + c * (s @ s)) @ x
+    return x.mT if tall else x
+
+
+def muon(beta: float = 0.9, ns_steps: int = 5) -> Rule:
+    """B <- beta B + g (no damping, no Nesterov); delta = -lr NS5(B). Every parameter is a matrix."""
+
+    def update(grads, state, lr, t):
+        bufs = [beta * b + g for b, g in zip(state["b"], grads)]
+        return [-(per_run(lr, b) * newton_schulz(b, ns_steps)) for b in bufs], {"b": bufs}
+
+    return Rule("muon", True, lambda params: _zeros(params, "b"), update,
+                {"beta": beta, "ns_steps": ns_steps})
+
+
+def matrix_power(m: Tensor, p: float, floor: float = 1e-6) -> Tensor:
+    """Symmetrise, eigendecompose, clamp eigenvalues below at ``floor``, raise to ``p``."""
+    m = 0.5 * (m + m.mT)
+    evals, evecs = torch.linalg.eigh(m)
+    return (evecs * evals.clamp_min(floor).pow(p).unsqueeze(-2)) @ evecs.mT
+
+
+def shampoo(damping: float = 1.0, refresh: int = 20) -> Rule:
+    """L += g gᵀ, R += gᵀ g (sums); roots (L + damping I)^(-1/4), (R + damping I)^(-1/4) are
+    recomputed when (t - 1) % refresh == 0; delta = -lr L⁻ g R⁻."""
+
+    def init(params):
+        state = {"L": [], "R": [], "Linv": [], "Rinv": []}
+        for p in params:
+            rows, cols = p.shape[-2:]
+            state["L"].append(p.new_zeros(*p.shape[:-1], rows))
+            state["R"].append(p.new_zeros(*p.shape[:-2], cols, cols))
+        state["Linv"] = [torch.zeros_like(x) for x in state["L"]]
+        state["Rinv"] = [torch.zeros_like(x) for x in state["R"]]
+        return state
+
+    def update(grads, state, lr, t):
+        ls = [l + g @ g.mT for l, g in zip(state["L"], grads)]
+        rs = [r + g.mT @ g for r, g in zip(state["R"], grads)]
+        if (t - 1) % refresh == 0:
+            eye = lambda x: torch.eye(x.shape[-1], dtype=x.dtype, device=x.device)
+            linv = [matrix_power(l + damping * eye(l), -0.25) for l in ls]
+            rinv = [matrix_power(r + damping * eye(r), -0.25) for r in rs]
+        else:
+            linv, rinv = state["Linv"], state["Rinv"]
+        deltas = [-(per_run(lr, g) * (li @ g @ ri)) for g, li, ri in zip(grads, linv, rinv)]
+        return deltas, {"L": ls, "R": rs, "Linv": linv, "Rinv": rinv}
+
+    return Rule("shampoo", True, init, update, {"damping": damping, "refresh": refresh})
+
+
+# --- coordinate-wise rules ----------------------------------------------------------------------
+
+
+def adam(beta1: float = BETA1, beta2: float = BETA2, eps: float = EPS) -> Rule:
+    """delta = -lr m̂ / (sqrt(v̂) + eps), bias-corrected, eps outside the root."""
+
+    def update(grads, state, lr, t):
+        new, mhat, vhat = _adam_moments(grads, state, t, beta1, beta2)
+        return [-(per_run(lr, m) * (m / (v.sqrt() + eps))) for m, v in zip(mhat, vhat)], new
+
+    return Rule("adam", False, lambda params: _zeros(params, "m", "v"), update,
+                {"beta1": beta1, "beta2": beta2, "eps": eps})
+
+
+def rmsprop(alpha: float = 0.99, eps: float = EPS) -> Rule:
+    """v <- alpha v + (1 - alpha) g², no bias correction; delta = -lr g / (sqrt(v) + eps)."""
+
+    def update(grads, state, lr, t):
+        vs = [alpha * v + (1 - alpha) * g * g for v, g in zip(state["v"], grads)]
+        return [-(per_run(lr, g) * (g / (v.sqrt() + eps))) for g, v in zip(grads, vs)], {"v": vs}
+
+    return Rule("rmsprop", False, lambda params: _zeros(params, "v"), update,
+                {"alpha": alpha, "eps": eps})
+
+
+def signum(beta: float = BETA1) -> Rule:
+    """m <- beta m + (1 - beta) g; delta = -lr sign(m), sign(0) = 0."""
+
+    def update(grads, state, lr, t):
+        ms = [beta * m + (1 - beta) * g for m, g in zip(state["m"], grads)]
+        return [-(per_run(lr, m) * torch.sign(m)) for m in ms], {"m": ms}
+
+    return Rule("signum", False, lambda params: _zeros(params, "m"), update, {"beta": beta})
+
+
+def lion(beta1: float = 0.9, beta2: float = 0.99) -> Rule:
+    """c = sign(beta1 m + (1 - beta1) g) before the state update; m <- beta2 m + (1 - beta2) g."""
+
+    def update(grads, state, lr, t):
+        signs = [torch.sign(beta1 * m + (1 - beta1) * g) for m, g in zip(state["m"], grads)]
+        ms = [beta2 * m + (1 - beta2) * g for m, g in zip(state["m"], grads)]
+        return [-(per_run(lr, c) * c) for c in signs], {"m": ms}
+
+    return Rule("lion", False, lambda params: _zeros(params, "m"), update,
+                {"beta1": beta1, "beta2": beta2})
+
+
+def adafactor_second_moment(row: Tensor, col: Tensor, tiny: float = 1e-30) -> Tensor:
+    """Rank-one reconstruction R_i C_j / (mean(R) + tiny) of the factored second moment."""
+    return row.unsqueeze(-1) * col.unsqueeze(-2) / (row.mean(dim=-1, keepdim=True).unsqueeze(-1) + tiny)
+
+
+def adafactor(beta2: float = BETA2, eps: float = EPS, tiny: float = 1e-30) -> Rule:
+    """Factored diagonal: EMAs of row and column means of g² (no bias correction, no momentum,
+    no clipping); delta = -lr g / (sqrt(v̂) + eps). ``eps`` and ``tiny`` may be 0 for tests."""
+
+    def init(params):
+        return {"R": [p.new_zeros(p.shape[:-1]) for p in params],
+                "C": [p.new_zeros(*p.shape[:-2], p.shape[-1]) for p in params]}
+
+    def update(grads, state, lr, t):
+        sq = [g * g for g in grads]
+        rows = [beta2 * r + (1 - beta2) * s.mean(dim=-1) for r, s in zip(state["R"], sq)]
+        cols = [beta2 * c + (1 - beta2) * s.mean(dim=-2) for c, s in zip(state["C"], sq)]
+        deltas = [-(per_run(lr, g) * (g / (adafactor_second_moment(r, c, tiny).sqrt() + eps)))
+                  for g, r, c in zip(grads, rows, cols)]
+        return deltas, {"R": rows, "C": cols}
+
+    return Rule("adafactor", False, init, update, {"beta2": beta2, "eps": eps, "tiny": tiny})
+
+
+REGISTRY: dict[str, Callable[..., Rule]] = {
+    "gd": gd,
+    "momentum": momentum,
+    "scalar_adam": scalar_adam,
+    "muon": muon,
+    "shampoo": shampoo,
+    "adam": adam,
+    "rmsprop": rmsprop,
+    "signum": signum,
+    "lion": lion,
+    "adafactor": adafactor,
+}
+
+ZOO = ("gd", "adam", "scalar_adam", "rmsprop", "signum", "lion", "adafactor", "muon", "shampoo")
+EQUIVARIANT = frozenset(name for name in REGISTRY if REGISTRY[name]().equivariant)
+
+
+def make(name: str, **hparams) -> Rule:
+    """Build a registered rule by name; unknown names fail with the list of known ones."""
+    try:
+        factory = REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown optimizer {name!r}; known: {', '.join(sorted(REGISTRY))}") from None
+    return factory(**hparams)
+
+
+def select_runs(state: State, index: Tensor) -> State:
+    """Keep only the runs at ``index`` (a batch that lost finished runs)."""
+    return {key: [x[index] for x in xs] for key, xs in state.items()}

@@ -1,0 +1,23 @@
+# Reproduction workflow for "The Loss Does Not See the Basis, but Adam Does" (Singh, 2026).
+#   snakemake --cores all           full default reproduction (every CPU-feasible experiment)
+#   snakemake --report report.html  the report, after a run
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config.yaml"
+
+
+report: "report/workflow.rst"
+
+
+include: "rules/common.smk"
+include: "rules/sensing.smk"
+include: "rules/paper.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        rules.zoo.input,

@@ -1,0 +1,56 @@
+# Published versus reproduced: one comparison part per experiment, merged into one table.
+
+include: "tables.smk"
+include: "figures.smk"
+
+
+rule zoo_comparison:
+    message:
+        "Table 2: published versus reproduced"
+    input:
+        summary="results/zoo/summary.csv",
+        runs=experiment_runs("zoo"),
+        sensitivity=sensitivity_bundles("zoo"),
+    output:
+        "results/zoo/comparison.csv",
+    log:
+        "logs/zoo/comparison.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    script:
+        "../scripts/compare_zoo.py"
+
+
+rule comparison:
+    message:
+        "Every published number beside the reproduced one"
+    input:
+        parts=["results/zoo/comparison.csv"],
+    output:
+        csv="results/paper/comparison.csv",
+        html=report(
+            "results/paper/comparison.html",
+            caption="../report/comparison.rst",
+            category="Published vs reproduced",
+            labels={"item": "comparison"},
+        ),
+        macros="results/paper/macros.tex",
+    log:
+        "logs/paper/comparison.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    script:
+        "../scripts/merge_comparison.py"
+
+
+rule zoo:
+    message:
+        "Section 5: Table 2, Figure 1 and their comparison"
+    input:
+        "results/tables/table2.tex",
+        "results/tables/table2.html",
+        "results/figures/figure1.pdf",
+        "results/figures/figure1.png",
+        "results/paper/comparison.csv",
+        "results/paper/comparison.html",
+        "results/paper/macros.tex",

@@ -1,0 +1,18 @@
+"""Table 2's published values beside the reproduced ones, with verdicts and near-tie flags."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
+sys.stdout = sys.stderr = open(snakemake.log[0], "w")
+
+import pandas as pd  # noqa: E402
+
+from gaugelab import compare, records, select  # noqa: E402
+
+summary = pd.read_csv(snakemake.input.summary)
+recs = [records.read(path) for path in snakemake.input.runs]
+for path in snakemake.input.sensitivity:
+    recs += records.read_bundle(path)
+rows = compare.table2(summary, select.frame(recs))
+rows.to_csv(snakemake.output[0], index=False)
+print(rows.to_string())

@@ -1,0 +1,27 @@
+"""Figure 1, re-deriving the S1 selection from the per-run records and checking it against the
+stored summary before drawing."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
+sys.stdout = sys.stderr = open(snakemake.log[0], "w")
+
+import math  # noqa: E402
+
+import pandas as pd  # noqa: E402
+
+from gaugelab import figures, records, select  # noqa: E402
+
+p = snakemake.params
+stored = pd.read_csv(snakemake.input.summary)
+stored = stored[stored["selected"]].set_index("method")
+runs = select.frame([records.read(path) for path in snakemake.input.runs])
+derived = select.select(select.aggregate(runs), p.grids, p.rule, p.tol)
+derived = derived[derived["selected"]].set_index("method")
+for method, row in derived.iterrows():
+    assert row["lr"] == stored.loc[method, "lr"], f"{method}: re-derived lr differs from the summary"
+    assert abs(row["rec"] - stored.loc[method, "rec"]) < 1e-12 or not math.isfinite(row["rec"]), method
+    if p.strict:
+        assert row["worst_train"] < p.tol, f"{method}: selected row did not interpolate on every seed"
+rows = [{"method": m, "rec": float(r["rec"])} for m, r in derived.iterrows()]
+figures.save(figures.figure1(rows, strict=p.strict), snakemake.output.pdf, snakemake.output.png)

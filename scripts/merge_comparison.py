@@ -1,0 +1,18 @@
+"""Merge the per-experiment comparison parts; render them as HTML and LaTeX macros."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
+sys.stdout = sys.stderr = open(snakemake.log[0], "w")
+
+import pandas as pd  # noqa: E402
+
+from gaugelab import compare, tables  # noqa: E402
+
+comparison = pd.concat([pd.read_csv(path, keep_default_na=False, na_values=[""]) for path in snakemake.input.parts],
+                       ignore_index=True)
+comparison["note"] = comparison["note"].fillna("")
+comparison.to_csv(snakemake.output.csv, index=False)
+Path(snakemake.output.html).write_text(tables.comparison_html(comparison))
+Path(snakemake.output.macros).write_text(compare.macros(comparison))
+print(comparison["verdict"].value_counts().to_string())

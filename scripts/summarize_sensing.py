@@ -1,0 +1,14 @@
+"""Extraction: aggregate seeds per (method, lr) cell and apply the experiment's selection rule."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
+sys.stdout = sys.stderr = open(snakemake.log[0], "w")
+
+from gaugelab import records, select  # noqa: E402
+
+runs = select.frame([records.read(path) for path in snakemake.input])
+cells = select.aggregate(runs)
+summary = select.select(cells, snakemake.params.grids, snakemake.params.rule, snakemake.params.tol)
+summary.to_csv(snakemake.output[0], index=False)
+print(summary[summary["selected"]].to_string())

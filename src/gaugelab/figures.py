@@ -1,0 +1,93 @@
+"""Figures in the paper's house style (spec: sensing.md §15), drawn from run records only."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+
+from . import select  # noqa: E402
+
+INK, MUTED, FAINT = "#1A1A1A", "#5A5A5A", "#9A9A9A"
+CLASS_COLOUR = {"eq": "#0072B2", "cw": "#D55E00"}
+METHOD_COLOUR = {
+    "gd": "#000000", "adam": "#D55E00", "muon": "#0072B2", "shampoo": "#009E73",
+    "scalar_adam": "#56B4E9", "rmsprop": "#E69F00", "adafactor": "#CC79A7", "lion": "#C7A100",
+    "signum": "#7A5C00",
+}
+LABEL = {"muon": "Muon", "gd": "GD", "scalar_adam": "scalar-Adam ($p{=}0$)", "shampoo": "Shampoo",
+         "lion": "Lion", "signum": "signum", "rmsprop": "RMSProp", "adafactor": "Adafactor",
+         "adam": "Adam", "momentum": "momentum"}
+
+
+def house_style() -> None:
+    plt.rcParams.update({
+        "font.family": "serif",
+        "font.serif": ["Times New Roman", "Nimbus Roman No9 L", "Nimbus Roman", "DejaVu Serif"],
+        "mathtext.fontset": "stix", "font.size": 9.5, "xtick.labelsize": 8.5, "ytick.labelsize": 8.5,
+        "axes.spines.top": False, "axes.spines.right": False, "axes.edgecolor": "#3C3C3C",
+        "axes.linewidth": 0.8, "grid.color": "#E8E8E8", "grid.linewidth": 0.6,
+        "axes.axisbelow": True, "text.color": INK, "axes.labelcolor": INK,
+        "pdf.fonttype": 42, "svg.hashsalt": "gaugelab",
+    })
+
+
+def save(fig, pdf: str | Path, png: str | Path) -> None:
+    """Vector PDF at 300 dpi and a PNG twin at 200 dpi, both byte-stable (no dates)."""
+    kw = {"bbox_inches": "tight", "pad_inches": 0.03}
+    fig.savefig(pdf, dpi=300, metadata={"CreationDate": None, "ModDate": None}, **kw)
+    fig.savefig(png, dpi=200, metadata={"Software": None}, **kw)
+    plt.close(fig)
+
+
+def value_label(rec: float) -> str:
+    if rec < 5e-4:
+        mantissa, exponent = f"{rec:.1e}".split("e")
+        return f"{mantissa}$\\times10^{{{int(exponent)}}}$"
+    return f"{rec:.3f}"
+
+
+def figure1(rows: list[dict], strict: bool = True):
+    """The zoo map: one bar per selected method, best recovery at the top, the eq/cw gap shaded."""
+    house_style()
+    rows = sorted((r for r in rows if math.isfinite(r["rec"])), key=lambda r: r["rec"])
+    if strict and len(rows) != 9:
+        raise AssertionError(f"Figure 1 needs the 9 zoo rows, got {len(rows)}")
+    split = select.clean_split_from_values([(r["method"], r["rec"]) for r in rows])
+    if strict and split["verdict"] != "CLEAN":
+        raise AssertionError("Figure 1: eq_max < cw_min does not hold (the split is not clean)")
+    fig, ax = plt.subplots(figsize=(5.75, 2.36))
+    top = len(rows) - 1
+    ys = [top - i for i in range(len(rows))]
+    for y, r in zip(ys, rows):
+        ax.barh(y, r["rec"], height=0.66, alpha=0.92, color=CLASS_COLOUR[select.klass(r["method"])],
+                edgecolor="white", linewidth=0.6, zorder=3)
+        ax.text(r["rec"] + 0.010, y, value_label(r["rec"]), va="center", fontsize=8.6, color=MUTED)
+    if split["verdict"] == "CLEAN":
+        lo, hi = split["eq_max"], split["cw_min"]
+        mid = 0.5 * (lo + hi)
+        ax.axvspan(lo, hi, color="#F1F1F1", zorder=1, linewidth=0)
+        ax.plot([mid, mid], [-0.6, top + 0.6], ls="--", lw=0.8, color=FAINT, zorder=2)
+        ax.text(mid, top - 1.5, "empty gap\n(this budget)", style="italic", fontsize=8.4, color=MUTED,
+                ha="center", va="center", zorder=4,
+                bbox={"boxstyle": "round,pad=0.25", "fc": "white", "ec": "none"})
+    ax.set_yticks(ys)
+    ax.set_yticklabels([LABEL[r["method"]] for r in rows], fontsize=9.0)
+    for tick, r in zip(ax.get_yticklabels(), rows):
+        tick.set_color(CLASS_COLOUR[select.klass(r["method"])])
+    ax.tick_params(axis="y", length=0)
+    ax.grid(axis="x")
+    ax.set_xlim(0, 0.72)
+    ax.set_ylim(-0.7, top + 0.9)
+    ax.set_xlabel("ground-truth recovery error $\\|W-X^\\ast\\|_F/\\|X^\\ast\\|_F$\n"
+                  "(lower = better recovery of the planted matrix)")
+    legend = ax.legend(handles=[Patch(color=CLASS_COLOUR["eq"], label="gauge-equivariant"),
+                                Patch(color=CLASS_COLOUR["cw"], label="coordinate-wise")],
+                       loc="upper right", frameon=True, fontsize=8.2, framealpha=0.96)
+    legend.get_frame().set_edgecolor("#DDDDDD")
+    return fig

@@ -1,0 +1,125 @@
+"""Run records: one JSON file per run, written atomically, validated when read.
+
+NaN (a diverged run's metrics) is stored as null so the files are strict JSON. A record that does
+not parse or lacks a field is an error that names the file: it is never tabulated.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+SCHEMA = "gaugelab.run/1"
+STATUSES = ("interpolated", "budget", "diverged")
+REQUIRED = {
+    "schema": str, "experiment": str, "method": str, "lr": float, "seed": int,
+    "perturbation": float, "status": str, "steps": int,
+    "train": (float, type(None)), "rec": (float, type(None)), "erank": (float, type(None)),
+    "nuc": (float, type(None)), "bal": (float, type(None)),
+    "curve": dict, "config": dict, "environment": dict,
+}
+
+
+class RecordError(ValueError):
+    """A record file that is missing, cut short or malformed."""
+
+
+def _to_json(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _to_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_to_json(v) for v in value]
+    return value
+
+
+def _from_json(value: Any) -> Any:
+    return math.nan if value is None else value
+
+
+def write_json(path: str | Path, payload: dict) -> None:
+    """Write to a temporary file in the same folder, then rename: readers never see half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(_to_json(payload), indent=1, sort_keys=True, allow_nan=False) + "\n"
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def validate(record: dict, source: str = "record") -> dict:
+    """Check fields and types; raise :class:`RecordError` naming ``source`` on the first problem."""
+    for key, kind in REQUIRED.items():
+        if key not in record:
+            raise RecordError(f"{source}: missing field {key!r}")
+        value = record[key]
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            continue
+        if not isinstance(value, kind):
+            raise RecordError(f"{source}: field {key!r} has type {type(value).__name__}")
+    if record["schema"] != SCHEMA:
+        raise RecordError(f"{source}: schema {record['schema']!r}, expected {SCHEMA!r}")
+    if record["status"] not in STATUSES:
+        raise RecordError(f"{source}: unknown status {record['status']!r}")
+    curve = record["curve"]
+    if set(curve) != {"step", "loss"} or len(curve["step"]) != len(curve["loss"]):
+        raise RecordError(f"{source}: curve must have equally long 'step' and 'loss' lists")
+    return record
+
+
+def read(path: str | Path) -> dict:
+    """Load and validate one record; NaN comes back for the nulls of the metric fields."""
+    path = Path(path)
+    try:
+        record = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise RecordError(f"{path}: no such record") from None
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"{path}: not valid JSON (cut short?): {exc}") from None
+    if not isinstance(record, dict):
+        raise RecordError(f"{path}: not a JSON object")
+    validate(record, str(path))
+    for key in ("train", "rec", "erank", "nuc", "bal"):
+        record[key] = _from_json(record[key])
+    return record
+
+
+def is_valid(path: str | Path, bundle: bool = False) -> bool:
+    try:
+        read_bundle(path) if bundle else read(path)
+    except RecordError:
+        return False
+    return True
+
+
+def write_bundle(path: str | Path, recs: list[dict]) -> None:
+    """Several records of one job in one file (the sensitivity reruns), written atomically."""
+    write_json(path, {"schema": "gaugelab.bundle/1", "records": recs})
+
+
+def read_bundle(path: str | Path) -> list[dict]:
+    """Load a bundle and validate each record in it."""
+    path = Path(path)
+    try:
+        payload = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"{path}: not valid JSON (cut short?): {exc}") from None
+    if not isinstance(payload, dict) or payload.get("schema") != "gaugelab.bundle/1":
+        raise RecordError(f"{path}: not a record bundle")
+    out = []
+    for i, record in enumerate(payload["records"]):
+        validate(record, f"{path}[{i}]")
+        out.append({**record, **{k: _from_json(record[k]) for k in ("train", "rec", "erank", "nuc", "bal")}})
+    return out

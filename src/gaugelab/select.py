@@ -1,0 +1,119 @@
+"""Aggregation over seeds, learning-rate selection rules and the classification counts
+(spec: sensing.md §5, §6, §8). Every function works on run records (as a DataFrame), nothing else."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from .optim import EQUIVARIANT
+
+CELL = ["method", "lr"]
+
+
+def frame(recs: list[dict]) -> pd.DataFrame:
+    """One row per run with the fields selection needs."""
+    cols = ["experiment", "method", "lr", "seed", "perturbation", "status", "steps",
+            "train", "rec", "erank", "nuc", "bal"]
+    return pd.DataFrame([{c: r[c] for c in cols} for r in recs], columns=cols)
+
+
+def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per (method, lr) cell: plain means over seeds (a NaN seed makes the mean NaN), worst train."""
+    grouped = runs.groupby(CELL, sort=False)
+    mean = lambda col: grouped[col].agg(lambda s: s.mean(skipna=False))
+    cells = pd.DataFrame({
+        "rec": mean("rec"), "train": mean("train"),
+        "worst_train": grouped["train"].agg(lambda s: s.max(skipna=False)),
+        "erank": mean("erank"), "nuc": mean("nuc"), "bal": mean("bal"),
+        "steps": grouped["steps"].mean(), "seeds": grouped["seed"].count(),
+        "interpolated": grouped["status"].agg(lambda s: int((s == "interpolated").sum())),
+        "diverged": grouped["status"].agg(lambda s: int((s == "diverged").sum())),
+    }).reset_index()
+    return cells
+
+
+def score_s1(cell: pd.Series, tol: float) -> tuple[float, bool]:
+    """S1 "worst-seed strict": gated on max train < tol."""
+    gated = cell["worst_train"] < tol
+    return (cell["rec"] if gated else cell["rec"] + 10 + cell["train"]), bool(gated)
+
+
+def score_s2(cell: pd.Series, tol: float) -> tuple[float, bool]:
+    """S2 "mean strict": gated on mean train < tol."""
+    gated = cell["train"] < tol
+    return (cell["rec"] if gated else cell["rec"] + 10 + cell["train"]), bool(gated)
+
+
+RULES = {"S1": score_s1, "S2": score_s2}
+
+
+def select(cells: pd.DataFrame, grids: dict[str, list[float]], rule: str, tol: float) -> pd.DataFrame:
+    """Score every cell and mark the selected lr of each method.
+
+    Cells are scanned in grid order; a cell with non-finite mean rec or train is skipped; the
+    strictly lowest score wins, so ties go to the smaller lr. Adds columns ``score``, ``gated``,
+    ``selected`` and, on selected rows, ``runner_up_lr`` and ``margin`` (runner-up score minus
+    the winner's): the selection's decisiveness, compared later with the measured sensitivity.
+    """
+    scorer = RULES[rule]
+    out = []
+    for method, grid in grids.items():
+        rows = cells[cells["method"] == method].set_index("lr")
+        scored = []
+        for lr in grid:
+            if lr not in rows.index:
+                raise ValueError(f"no runs for {method} at lr {lr}")
+            cell = rows.loc[lr]
+            finite = math.isfinite(cell["rec"]) and math.isfinite(cell["train"])
+            score, gated = scorer(cell, tol) if finite else (math.nan, False)
+            scored.append((lr, score, gated))
+        ranked = sorted((s for s in scored if math.isfinite(s[1])), key=lambda s: s[1])  # stable
+        best = ranked[0][0] if ranked else None
+        for lr, score, gated in scored:
+            row = rows.loc[lr].to_dict() | {"method": method, "lr": lr, "score": score,
+                                             "gated": gated, "selected": lr == best,
+                                             "runner_up_lr": math.nan, "margin": math.nan}
+            if lr == best and len(ranked) > 1:
+                row["runner_up_lr"], row["margin"] = ranked[1][0], ranked[1][1] - ranked[0][1]
+            out.append(row)
+    cols = ["method", "lr", "selected", "gated", "score", "runner_up_lr", "margin", "rec", "train",
+            "worst_train", "erank", "nuc", "bal", "steps", "seeds", "interpolated", "diverged"]
+    return pd.DataFrame(out)[cols]
+
+
+def klass(method: str) -> str:
+    return "eq" if method in EQUIVARIANT else "cw"
+
+
+def clean_split(selected: pd.DataFrame) -> dict:
+    """Primary count: CLEAN if every eq method recovers better than every cw method."""
+    return clean_split_from_values(zip(selected["method"], selected["rec"]))
+
+
+def clean_split_from_values(pairs) -> dict:
+    """:func:`clean_split` on (method, rec) pairs; non-finite recs are left out. No fitted threshold."""
+    finite = [(m, float(r)) for m, r in pairs if math.isfinite(r)]
+    eq = [r for m, r in finite if klass(m) == "eq"]
+    cw = [r for m, r in finite if klass(m) == "cw"]
+    if not eq or not cw:
+        return {"verdict": "INCOMPLETE", "correct": 0, "total": len(finite), "gap": math.nan,
+                "eq_max": math.nan, "cw_min": math.nan}
+    eq_max, cw_min = max(eq), min(cw)
+    clean = eq_max < cw_min
+    return {"verdict": "CLEAN" if clean else "OVERLAP", "correct": len(finite) if clean else 0,
+            "total": len(finite), "gap": cw_min - eq_max if clean else math.nan,
+            "eq_max": eq_max, "cw_min": cw_min}
+
+
+def rank_split(selected: pd.DataFrame) -> dict:
+    """Secondary count: a method "preserves" if its erank is below the GD/Adam midpoint."""
+    by = selected.set_index("method")["erank"]
+    if "gd" in by and "adam" in by and math.isfinite(by["gd"]) and math.isfinite(by["adam"]):
+        threshold = 0.5 * (by["gd"] + by["adam"])
+    else:
+        threshold = 9.0
+    finite = by[by.map(math.isfinite)]
+    correct = sum((value < threshold) == (klass(m) == "eq") for m, value in finite.items())
+    return {"threshold": float(threshold), "correct": int(correct), "total": len(finite)}

@@ -23,7 +23,7 @@ from torch import Tensor
 
 from . import sensing
 
-Number = "float | Tensor"
+Number = "float | Tensor"  # annotation alias: floats or float64 tensors, elementwise
 
 
 def _exp(x):

@@ -1,7 +1,8 @@
 """Fixtures of identities.md §2 (Problem, Factors, rand_orthogonal, the driver) and float64.
 
-The suite runs in float64: the default dtype is switched before anything is drawn and restored
-after every test, so no global state leaks into other test files.
+The suite runs in float64 on one intra-op thread: the default dtype and the thread count are
+switched before anything is drawn and restored after every test, so no global state leaks into
+other test files.
 """
 
 from __future__ import annotations
@@ -28,6 +29,18 @@ def float64():
         yield
     finally:
         torch.set_default_dtype(previous)
+
+
+@pytest.fixture(autouse=True)
+def single_thread():
+    """Every tensor here is tiny: intra-op threads only add synchronisation, and on a loaded
+    machine (other jobs on the other core) two spinning threads made the suite ~40x slower."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 @pytest.fixture

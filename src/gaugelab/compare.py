@@ -78,13 +78,12 @@ def table2(summary: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
             margin = cells.loc[(method, pub_lr), "score"] - chosen["score"] if (method, pub_lr) in cells.index else math.nan
         decided_by = _sens(sens, method, lr) + (_sens(sens, method, other) if math.isfinite(other) else 0.0)
         near_tie = bool(math.isfinite(margin) and math.isfinite(decided_by) and margin < decided_by)
-        lr_sens = 0.0 if near_tie else math.nan
         note = (f"near-tie: lr {lr:g} beats lr {other:g} by {margin:.2e} < sensitivity {decided_by:.2e}"
                 if near_tie else "")
         v = published.lookup("Table 2", method, "lr")
         lr_verdict = EXACT if lr == pub_lr else (WITHIN if near_tie else DIFFERS)
         rows.append(_row(v, lr, f"S1 over {len(summary[summary['method'] == method])} lrs",
-                         abs(lr - pub_lr), lr_sens, note, lr_verdict))
+                         abs(lr - pub_lr), math.nan, note, lr_verdict))
         at = pub_lr if (lr != pub_lr and near_tie and (method, pub_lr) in cells.index) else lr
         for q in ("rec", "erank"):
             v = published.lookup("Table 2", method, q)

@@ -126,7 +126,12 @@ def matrix_power(m: Tensor, p: float, floor: float = 1e-6) -> Tensor:
     """Symmetrise, eigendecompose, clamp eigenvalues below at ``floor``, raise to ``p``."""
     m = 0.5 * (m + m.mT)
     evals, evecs = torch.linalg.eigh(m)
-    return (evecs * evals.clamp_min(floor).pow(p).unsqueeze(-2)) @ evecs.mT
+    clamped = evals.clamp_min(floor)
+    # pow per matrix: vectorised and scalar pow round differently, and which entries fall in the
+    # scalar tail depends on the tensor's length, so a batched run would drift from the same run alone.
+    flat = clamped.reshape(-1, clamped.shape[-1])
+    powered = torch.stack([row.pow(p) for row in flat]).reshape(clamped.shape)
+    return (evecs * powered.unsqueeze(-2)) @ evecs.mT
 
 
 def shampoo(damping: float = 1.0, refresh: int = 20) -> Rule:

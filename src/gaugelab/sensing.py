@@ -52,10 +52,23 @@ def init_factors(n: int, k: int, scale: float, seed: int) -> tuple[Tensor, Tenso
     return u, v
 
 
+GEMM_ROWS = 4
+
+
 def loss(inst: Instance, u: Tensor, v: Tensor) -> Tensor:
-    """Per-run mean squared residual, no ½: u, v are (B, n, k); returns (B,)."""
-    w = (u @ v.mT).reshape(u.shape[0], -1)
-    return ((w @ inst.A.T - inst.y) ** 2).mean(dim=1)
+    """Per-run mean squared residual, no ½: u, v are (B, n, k); returns (B,).
+
+    The batch is padded with zero rows to a multiple of GEMM_ROWS before the product with A:
+    BLAS picks its kernel (and so its rounding) by the number of rows, and below four rows it
+    differs. Padding makes every run's arithmetic independent of how many runs share its batch,
+    so a batched run is bit-identical to the same run alone.
+    """
+    count = u.shape[0]
+    w = (u @ v.mT).reshape(count, -1)
+    pad = -count % GEMM_ROWS
+    if pad:
+        w = torch.cat([w, w.new_zeros(pad, w.shape[1])])
+    return ((w @ inst.A.T)[:count] - inst.y).pow(2).mean(dim=1)
 
 
 def effective_rank(sigma: Tensor) -> Tensor:
@@ -122,7 +135,9 @@ def train(inst: Instance, rule: optim.Rule, lrs: list[float], u0: Tensor, v0: Te
             values = {key: [math.nan] * len(rows) for key in ("rec", "erank", "nuc", "bal")}
             final_train = [math.nan] * len(rows)
         else:
-            values = {key: val.tolist() for key, val in metrics(inst, u[rows], v[rows]).items()}
+            # one run at a time: log/exp round by position in a vectorised kernel (see matrix_power)
+            per_run = [metrics(inst, u[r : r + 1], v[r : r + 1]) for r in rows.tolist()]
+            values = {key: [m[key].item() for m in per_run] for key in per_run[0]}
             final_train = train_loss[rows].tolist()
         for j, row in enumerate(rows.tolist()):
             run = int(active[row])

@@ -1,0 +1,126 @@
+"""Each optimizer's update against a step computed by hand on a tiny gradient.
+
+Two runs advance as a batch with different learning rates, so the per-run lr broadcasting is
+checked too. Numbers are in float64; expected values are written out from the rule's definition.
+"""
+
+import math
+
+import pytest
+import torch
+
+from gaugelab import optim
+
+LRS = torch.tensor([0.1, 0.2], dtype=torch.float64)
+G1 = torch.tensor([[3.0, -4.0]], dtype=torch.float64)
+G2 = torch.tensor([[1.0, 1.0]], dtype=torch.float64)
+
+
+def batch(g):
+    """The same gradient for both runs: shape (2, *g.shape)."""
+    return g.expand(2, *g.shape).clone()
+
+
+def steps(name, grads_per_step, **hp):
+    rule = optim.make(name, **hp)
+    params = [batch(g) for g in grads_per_step[0]]
+    state = rule.init(params)
+    out = []
+    for t, grads in enumerate(grads_per_step, start=1):
+        deltas, state = rule.update([batch(g) for g in grads], state, LRS, t)
+        out.append(deltas)
+    return out, state
+
+
+def per_lr(expected_unit):
+    """Expected deltas of both runs from the delta at lr = 1."""
+    return torch.stack([0.1 * expected_unit, 0.2 * expected_unit])
+
+
+def close(a, b, tol=1e-12):
+    assert torch.allclose(a, b, rtol=tol, atol=tol), (a, b)
+
+
+def test_gd():
+    (d,), _ = steps("gd", [[G1]])
+    close(d[0], per_lr(-G1))
+
+
+def test_momentum_two_steps():
+    out, _ = steps("momentum", [[G1], [G2]])
+    close(out[0][0], per_lr(-G1))
+    close(out[1][0], per_lr(-torch.tensor([[0.9 * 3 + 1, 0.9 * -4 + 1]], dtype=torch.float64)))
+
+
+def test_adam_two_steps():
+    out, _ = steps("adam", [[G1], [G2]])
+    close(out[0][0], per_lr(-torch.tensor([[3 / (3 + 1e-8), -4 / (4 + 1e-8)]], dtype=torch.float64)))
+    m = torch.tensor([[0.09 * 3 + 0.1, 0.09 * -4 + 0.1]], dtype=torch.float64) / (1 - 0.9**2)
+    v = torch.tensor([[0.000999 * 9 + 0.001, 0.000999 * 16 + 0.001]], dtype=torch.float64) / (1 - 0.999**2)
+    close(out[1][0], per_lr(-m / (v.sqrt() + 1e-8)))
+
+
+def test_scalar_adam_pools_both_factors():
+    zero = torch.zeros_like(G1)
+    out, _ = steps("scalar_adam", [[G1, zero]])
+    du, dv = out[0]
+    scale = math.sqrt((9 + 16) / 4) + 1e-8  # mean of v-hat = g² over all four entries
+    close(du, per_lr(-G1 / scale))
+    close(dv, per_lr(zero))
+
+
+def test_rmsprop():
+    (d,), _ = steps("rmsprop", [[G1]])
+    expected = torch.tensor([[3 / (0.1 * 3 + 1e-8), -4 / (0.1 * 4 + 1e-8)]], dtype=torch.float64)
+    close(d[0], per_lr(-expected))
+
+
+def test_signum_sign_of_zero_is_zero():
+    g = torch.tensor([[3.0, 0.0, -4.0]], dtype=torch.float64)
+    (d,), _ = steps("signum", [[g]])
+    close(d[0], per_lr(-torch.tensor([[1.0, 0.0, -1.0]], dtype=torch.float64)))
+
+
+def test_lion_signs_before_state_update():
+    out, state = steps("lion", [[G1], [G2]])
+    close(out[0][0], per_lr(-torch.tensor([[1.0, -1.0]], dtype=torch.float64)))
+    # step 2: sign(0.9 * 0.01 g1 + 0.1 g2) = sign([0.127, 0.064]) = [1, 1]
+    close(out[1][0], per_lr(-torch.tensor([[1.0, 1.0]], dtype=torch.float64)))
+    close(state["m"][0][0], 0.99 * 0.01 * G1 + 0.01 * G2)
+
+
+def test_adafactor_factored_second_moment():
+    g = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)
+    (d,), _ = steps("adafactor", [[g]])
+    rows, cols = [2.5, 12.5], [5.0, 10.0]  # row and column means of g²
+    vhat = torch.tensor([[0.001 * r * c / 7.5 for c in cols] for r in rows], dtype=torch.float64)
+    close(d[0], per_lr(-g / (vhat.sqrt() + 1e-8)))
+
+
+def test_muon_newton_schulz_on_singular_values():
+    g = torch.tensor([[2.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
+    (d,), _ = steps("muon", [[g]])
+    a, b, c = 3.4445, -4.7750, 2.0315
+    sigma = [2 / (math.sqrt(5) + 1e-7), 1 / (math.sqrt(5) + 1e-7)]
+    for _ in range(5):
+        sigma = [a * s + b * s**3 + c * s**5 for s in sigma]
+    close(d[0], per_lr(-torch.diag(torch.tensor(sigma, dtype=torch.float64))), tol=1e-10)
+
+
+def test_shampoo_first_step_and_refresh():
+    g = torch.tensor([[2.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
+    out, state = steps("shampoo", [[g], [g]], refresh=20)
+    root = torch.tensor([(4 + 1) ** -0.25, (1 + 1) ** -0.25], dtype=torch.float64)
+    close(out[0][0], per_lr(-torch.diag(root * torch.tensor([2.0, 1.0], dtype=torch.float64) * root)))
+    # step 2 reuses the step-1 roots (refresh at t = 1, 21, ...), while the sums keep growing
+    close(out[1][0], out[0][0])
+    close(state["L"][0][0], 2 * g @ g.T)
+
+
+def test_unknown_optimizer_names_the_choices():
+    with pytest.raises(ValueError, match="unknown optimizer 'adamw'.*scalar_adam"):
+        optim.make("adamw")
+
+
+def test_classes_match_the_paper():
+    assert optim.EQUIVARIANT == {"gd", "momentum", "scalar_adam", "muon", "shampoo"}

@@ -1,0 +1,49 @@
+import math
+
+import pandas as pd
+
+from gaugelab import select
+
+
+def cells(rows):
+    return pd.DataFrame([{"method": m, "lr": lr, "rec": rec, "train": tr, "worst_train": wt,
+                          "erank": 1.0, "nuc": 1.0, "bal": 0.0, "steps": 10, "seeds": 3,
+                          "interpolated": 3, "diverged": 0} for m, lr, rec, tr, wt in rows])
+
+
+def test_s1_gates_on_the_worst_seed_and_ties_go_to_the_smaller_lr():
+    c = cells([("gd", 0.01, 0.2, 1e-8, 2e-8), ("gd", 0.03, 0.2, 1e-8, 2e-8), ("gd", 0.1, 0.05, 1e-8, 5e-7)])
+    out = select.select(c, {"gd": [0.01, 0.03, 0.1]}, "S1", 1e-7).set_index("lr")
+    assert out.loc[0.01, "selected"] and not out.loc[0.03, "selected"]
+    assert not out.loc[0.1, "gated"] and out.loc[0.1, "score"] > 10  # penalised, not gated
+    assert out.loc[0.01, "runner_up_lr"] == 0.03 and out.loc[0.01, "margin"] == 0.0
+    # S2 gates on the mean: the 0.1 cell now passes and wins
+    s2 = select.select(c, {"gd": [0.01, 0.03, 0.1]}, "S2", 1e-7).set_index("lr")
+    assert s2.loc[0.1, "selected"]
+
+
+def test_nan_cells_are_skipped_and_all_nan_selects_nothing():
+    c = cells([("gd", 0.01, math.nan, math.nan, math.nan), ("gd", 0.03, 0.3, 1e-8, 1e-8)])
+    out = select.select(c, {"gd": [0.01, 0.03]}, "S1", 1e-7).set_index("lr")
+    assert out.loc[0.03, "selected"] and not out.loc[0.01, "selected"]
+    none = select.select(cells([("gd", 0.01, math.nan, math.nan, math.nan)]), {"gd": [0.01]}, "S1", 1e-7)
+    assert not none["selected"].any()
+
+
+def test_aggregate_keeps_nan_seeds():
+    runs = pd.DataFrame([{"method": "gd", "lr": 0.1, "seed": s, "status": st, "steps": 5, "train": tr,
+                          "rec": rec, "erank": 1.0, "nuc": 1.0, "bal": 0.0}
+                         for s, st, tr, rec in [(1, "interpolated", 1e-8, 0.1), (2, "diverged", math.nan, math.nan)]])
+    agg = select.aggregate(runs).iloc[0]
+    assert math.isnan(agg["rec"]) and agg["diverged"] == 1
+
+
+def test_clean_split_and_rank_split():
+    chosen = pd.DataFrame({"method": ["gd", "muon", "adam", "signum"], "rec": [0.13, 0.0, 0.57, 0.45],
+                           "erank": [4.5, 2.95, 14.4, 7.8]})
+    split = select.clean_split(chosen)
+    assert split["verdict"] == "CLEAN" and abs(split["gap"] - 0.32) < 1e-12 and split["correct"] == 4
+    rank = select.rank_split(chosen)
+    assert rank["correct"] == 3  # signum has low rank but a wrong answer
+    overlap = chosen.assign(rec=[0.5, 0.0, 0.57, 0.45])
+    assert select.clean_split(overlap)["verdict"] == "OVERLAP"

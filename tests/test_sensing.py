@@ -1,0 +1,97 @@
+"""The sensing testbed, loss, metrics and run loop (spec: sensing.md §1, §2.1, §5)."""
+
+import math
+
+import pytest
+import torch
+
+from gaugelab import optim, sensing
+
+
+def small(seed=0, n=6, rank=2, per_dof=2.0):
+    m = sensing.measurements(n, rank, per_dof)
+    return sensing.make_instance(n, rank, m, seed), sensing.init_factors(n, n, 0.3, seed)
+
+
+def test_sizes_and_draw_order():
+    assert sensing.measurements(40, 3, 2.0) == 462
+    inst = sensing.make_instance(40, 3, 462, 42)
+    g = torch.Generator().manual_seed(42)
+    u = torch.randn(40, 3, generator=g) / math.sqrt(3)
+    v = torch.randn(40, 3, generator=g) / math.sqrt(3)
+    a = torch.randn(462, 1600, generator=g)
+    assert torch.equal(inst.X, u @ v.T) and torch.equal(inst.A, a)
+    assert torch.equal(inst.y, a @ (u @ v.T).reshape(-1))
+
+
+def test_loss_is_a_mean_without_half_and_matches_the_closed_form_gradient():
+    inst, (u, v) = small()
+    u, v = u.double()[None].requires_grad_(), v.double()[None].requires_grad_()
+    a, y = inst.A.double(), inst.y.double()
+    inst64 = sensing.Instance(A=a, y=y, X=inst.X.double())
+    value = sensing.loss(inst64, u, v)
+    residual = a @ (u[0] @ v[0].T).reshape(-1) - y
+    assert torch.allclose(value[0], (residual**2).sum() / len(y))
+    gu, gv = torch.autograd.grad(value.sum(), [u, v])
+    e = (2 / len(y)) * (a.T @ residual).reshape(6, 6)
+    assert torch.allclose(gu[0], e @ v[0].detach()) and torch.allclose(gv[0], e.T @ u[0].detach())
+
+
+def test_metrics_of_the_truth():
+    inst = sensing.make_instance(40, 3, 462, 42)
+    u, s, vh = torch.linalg.svd(inst.X)
+    root = s[:3].sqrt()
+    uu, vv = (u[:, :3] * root)[None], (vh[:3].T * root)[None]
+    got = sensing.metrics(inst, uu, vv)
+    assert got["rec"].item() < 1e-6
+    assert 2.5 < got["erank"].item() < 3.0  # singular values, not their squares: unequal ones read below 3
+    assert abs(got["nuc"].item() - s.sum().item()) < 1e-4
+    assert got["bal"].item() < 1e-4  # a balanced factorisation
+
+
+def test_cosine_reaches_zero_at_the_budget():
+    assert sensing.cosine_factor(100, 100) == 0.0
+    assert sensing.cosine_factor(50, 100) == 0.5 or abs(sensing.cosine_factor(50, 100) - 0.5) < 1e-15
+
+
+def test_divergence_is_a_status_with_nan_metrics():
+    inst, (u, v) = small()
+    res, = sensing.train(inst, optim.make("gd"), [10.0], u, v, budget=1000, decayed=False)
+    assert res.status == "diverged" and res.steps < 1000
+    assert all(math.isnan(x) for x in (res.rec, res.erank, res.nuc, res.bal, res.train))
+
+
+def test_early_stop_only_at_multiples_of_check_every():
+    inst, (u, v) = small()
+    res, = sensing.train(inst, optim.make("adam"), [0.01], u, v, budget=5000, decayed=False,
+                         tol=1e-3, check_every=300)
+    assert res.status == "interpolated" and res.steps % 300 == 0 and res.train < 1e-3
+    assert res.curve_steps[0] == 1 and res.curve_steps[-1] == res.steps
+
+
+def test_budget_status_and_steps():
+    inst, (u, v) = small()
+    res, = sensing.train(inst, optim.make("gd"), [1e-4], u, v, budget=50, decayed=True)
+    assert res.status == "budget" and res.steps == 50
+
+
+@pytest.mark.parametrize("name", optim.ZOO)
+def test_batched_runs_are_bit_identical_to_one_at_a_time(name):
+    """Runs that leave the batch at different steps (diverged, interpolated, budget, chaotic)
+    get exactly the record each gets alone: the engine pads its GEMMs and computes metrics per run."""
+    inst, (u, v) = small(seed=3)
+    lrs = [0.003, 0.03, 0.3, 10.0]
+    together = sensing.train(inst, optim.make(name), lrs, u, v, budget=600, decayed=True, tol=1e-4)
+    for lr, joint in zip(lrs, together):
+        alone, = sensing.train(inst, optim.make(name), [lr], u, v, budget=600, decayed=True, tol=1e-4)
+        assert (joint.status, joint.steps, joint.curve_loss) == (alone.status, alone.steps, alone.curve_loss)
+        for key in ("rec", "erank", "nuc", "bal", "train"):
+            a, b = getattr(joint, key), getattr(alone, key)
+            assert a == b or (math.isnan(a) and math.isnan(b)), (lr, key, a, b)
+
+
+def test_perturbation_scales_the_initial_u():
+    inst, (u, v) = small()
+    base, moved = sensing.train(inst, optim.make("gd"), [0.01, 0.01], u, v, budget=1, decayed=False,
+                                perturbations=[0.0, 1e-3])
+    assert moved.curve_loss[0] != base.curve_loss[0]

@@ -54,16 +54,23 @@ def sensitivity_bundles(experiment):
 
 
 def set_aside_invalid_records():
-    """A record or bundle cut short or malformed is renamed *.invalid, so its job reruns and it
-    is never tabulated."""
+    """A record or bundle cut short or malformed is renamed *.invalid and every derived product
+    (summaries, tables, figures, comparison; all cheap) is removed, so nothing built on the bad
+    file survives. Snakemake does not rerun a job for a missing intermediate file whose consumers
+    exist; without the products, the DAG needs the record again and its job reruns."""
+    bad = []
     for experiment in SENSING_EXPERIMENTS:
         paths = [(p, False) for p in experiment_runs(experiment)]
         paths += [(p, True) for p in sensitivity_bundles(experiment)]
-        for path, bundle in paths:
-            if Path(path).exists() and not gaugelab_records.is_valid(path, bundle=bundle):
-                Path(path).rename(path + ".invalid")
-                print(f"gaugelab: {path} is not a valid record; set aside as {path}.invalid, "
-                      "its job will rerun", file=sys.stderr)
+        bad += [p for p, bundle in paths if Path(p).exists() and not gaugelab_records.is_valid(p, bundle=bundle)]
+    for path in bad:
+        Path(path).rename(f"{path}.invalid")
+        print(f"gaugelab: {path} is not a valid record; set aside as {path}.invalid, "
+              "its job will rerun", file=sys.stderr)
+    if bad:
+        for product in Path("results").glob("*/*"):
+            if product.parts[1] != "runs" and product.is_file():
+                product.unlink()
 
 
 set_aside_invalid_records()

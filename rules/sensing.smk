@@ -58,7 +58,8 @@ rule sensing_sensitivity:
     message:
         "{wildcards.experiment}: {wildcards.method} seed {wildcards.seed}, perturbed reruns"
     input:
-        summary="results/{experiment}/summary.csv",
+        # the method's own records (every seed): a rerun elsewhere leaves these jobs alone
+        lambda w: [p for s in config["seeds"] for p in method_runs(w.experiment, w.method, s)],
     output:
         "results/runs/{experiment}/{method}/sensitivity_seed{seed}.json",
     log:
@@ -74,6 +75,8 @@ rule sensing_sensitivity:
     params:
         seed=lambda w: int(w.seed),
         settings=lambda w: config[w.experiment],
+        grid=lambda w: config[w.experiment]["grids"][w.method],
+        rule=lambda w: config[w.experiment]["selection"],
         perturbations=config["sensitivity"]["perturbations"],
         dtype=config["dtype"],
         device=config["device"],

@@ -8,20 +8,18 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w")
 
 import math  # noqa: E402
 
-import pandas as pd  # noqa: E402
-
-from gaugelab import published, records, runner  # noqa: E402
+from gaugelab import published, records, runner, select  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params
-summary = pd.read_csv(snakemake.input.summary)
-rows = summary[summary["method"] == w.method]
-chosen = rows[rows["selected"]]
+runs = select.frame([records.read(path) for path in snakemake.input])
+scored = select.select(select.aggregate(runs), {w.method: p.grid}, p.rule, p.settings["tol"])
+chosen = scored[scored["selected"]]
 lrs = set(chosen["lr"]) | {x for x in chosen["runner_up_lr"] if math.isfinite(x)}
 try:
     published_lr = published.lookup("Table 2", w.method, "lr").value if w.experiment == "zoo" else None
 except KeyError:
     published_lr = None
-if published_lr is not None and published_lr in set(rows["lr"]):
+if published_lr in p.grid:
     lrs.add(published_lr)
 cells = [(lr, delta) for lr in sorted(lrs) for delta in p.perturbations]
 recs = []

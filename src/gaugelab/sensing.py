@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from . import optim
+from . import gauge, optim
 
 STATUS_INTERPOLATED, STATUS_BUDGET, STATUS_DIVERGED = "interpolated", "budget", "diverged"
 DIVERGENCE_BOUND = 1e8
@@ -79,13 +79,13 @@ def effective_rank(sigma: Tensor) -> Tensor:
 
 def metrics(inst: Instance, u: Tensor, v: Tensor) -> dict[str, Tensor]:
     """Recovery error, effective rank, nuclear norm and balancedness of each run: (B,) each."""
-    w = u @ v.mT
+    w = gauge.product(u, v)
     sigma = torch.linalg.svdvals(w)
     return {
         "rec": torch.linalg.matrix_norm(w - inst.X) / torch.linalg.matrix_norm(inst.X),
         "erank": effective_rank(sigma),
         "nuc": sigma.sum(dim=-1),
-        "bal": torch.linalg.matrix_norm(u.mT @ u - v.mT @ v),
+        "bal": torch.linalg.matrix_norm(gauge.balance(u, v)),
     }
 
 

@@ -29,12 +29,6 @@ def run_path(experiment, method, lr, seed):
     return f"results/runs/{experiment}/{method}/lr{lr_tag(lr)}/seed{seed}.json"
 
 
-def method_runs(experiment, method, seed):
-    """Records written by one training job: every lr of the method's grid, one seed."""
-    grid = config[experiment]["grids"][method]
-    return [run_path(experiment, method, lr, seed) for lr in grid]
-
-
 def experiment_runs(experiment):
     exp = config[experiment]
     return [
@@ -46,11 +40,7 @@ def experiment_runs(experiment):
 
 
 def sensitivity_bundles(experiment):
-    return [
-        f"results/runs/{experiment}/{method}/sensitivity_seed{seed}.json"
-        for method in config[experiment]["grids"]
-        for seed in config["seeds"]
-    ]
+    return [f"results/runs/{experiment}/sensitivity_seed{seed}.json" for seed in config["seeds"]]
 
 
 def set_aside_invalid_records():

@@ -1,38 +1,40 @@
 # Matrix-sensing training jobs, their extraction, and the sensitivity reruns.
 #
-# One training job = one method on one seed's instance, every lr of its grid advancing as one
-# batch (gaugelab.sensing.train); it still writes one record per run.
+# One training job = one seed of an experiment: every method at every lr advances as one batch
+# sharing the product with A (gaugelab.runner.run_batch), and writes one record per run. A run's
+# numbers do not depend on its batch, so this grouping is a speed choice only (README: Speed).
 
 for _experiment in SENSING_EXPERIMENTS:
-    for _method, _grid in config[_experiment]["grids"].items():
 
-        rule:
-            name:
-                f"{_experiment}_train_{_method}"
-            message:
-                f"{_experiment}: {_method} at lr {_grid}, seed {{wildcards.seed}}"
-            output:
-                [run_path(_experiment, _method, lr, "{seed}") for lr in _grid],
-            log:
-                f"logs/{_experiment}/train_{_method}_seed{{seed}}.log",
-            benchmark:
-                f"benchmarks/{_experiment}/train_{_method}_seed{{seed}}.tsv"
-            conda:
-                "../envs/gaugelab.yaml"
-            threads: 1
-            resources:
-                mem_mb=1000,
-                runtime=60,
-            params:
-                experiment=_experiment,
-                method=_method,
-                lrs=_grid,
-                seed=lambda w: int(w.seed),
-                settings=config[_experiment],
-                dtype=config["dtype"],
-                device=config["device"],
-            script:
-                "../scripts/train_sensing.py"
+    rule:
+        name:
+            f"{_experiment}_train"
+        message:
+            f"{_experiment}: every method and lr, seed {{wildcards.seed}}"
+        output:
+            [
+                run_path(_experiment, method, lr, "{seed}")
+                for method, grid in config[_experiment]["grids"].items()
+                for lr in grid
+            ],
+        log:
+            f"logs/{_experiment}/train_seed{{seed}}.log",
+        benchmark:
+            f"benchmarks/{_experiment}/train_seed{{seed}}.tsv"
+        conda:
+            "../envs/gaugelab.yaml"
+        threads: 1
+        resources:
+            mem_mb=2000,
+            runtime=60,
+        params:
+            experiment=_experiment,
+            seed=lambda w: int(w.seed),
+            settings=config[_experiment],
+            dtype=config["dtype"],
+            device=config["device"],
+        script:
+            "../scripts/train_sensing.py"
 
 
 rule sensing_summary:
@@ -56,26 +58,24 @@ rule sensing_summary:
 
 rule sensing_sensitivity:
     message:
-        "{wildcards.experiment}: {wildcards.method} seed {wildcards.seed}, perturbed reruns"
+        "{wildcards.experiment}: perturbed reruns of the cells the comparison rests on, seed {wildcards.seed}"
     input:
-        # the method's own records (every seed): a rerun elsewhere leaves these jobs alone
-        lambda w: [p for s in config["seeds"] for p in method_runs(w.experiment, w.method, s)],
+        lambda w: experiment_runs(w.experiment),
     output:
-        "results/runs/{experiment}/{method}/sensitivity_seed{seed}.json",
+        "results/runs/{experiment}/sensitivity_seed{seed}.json",
     log:
-        "logs/{experiment}/sensitivity_{method}_seed{seed}.log",
+        "logs/{experiment}/sensitivity_seed{seed}.log",
     benchmark:
-        "benchmarks/{experiment}/sensitivity_{method}_seed{seed}.tsv"
+        "benchmarks/{experiment}/sensitivity_seed{seed}.tsv"
     conda:
         "../envs/gaugelab.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
+        mem_mb=2000,
         runtime=60,
     params:
         seed=lambda w: int(w.seed),
         settings=lambda w: config[w.experiment],
-        grid=lambda w: config[w.experiment]["grids"][w.method],
         rule=lambda w: config[w.experiment]["selection"],
         perturbations=config["sensitivity"]["perturbations"],
         dtype=config["dtype"],

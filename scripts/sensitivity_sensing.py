@@ -1,5 +1,5 @@
-"""Rerun the cells the comparison depends on (published lr, selected lr and its runner-up) with
-the initial U scaled by (1 + delta), one seed, all such runs of a method as one batch."""
+"""Rerun, for one seed, the cells the comparison rests on (each method's selected lr, its
+runner-up, and the published lr) with the initial U scaled by (1 + delta), as one batch."""
 import sys
 from pathlib import Path
 
@@ -12,20 +12,19 @@ from gaugelab import published, records, runner, select  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params
 runs = select.frame([records.read(path) for path in snakemake.input])
-scored = select.select(select.aggregate(runs), {w.method: p.grid}, p.rule, p.settings["tol"])
-chosen = scored[scored["selected"]]
-lrs = set(chosen["lr"]) | {x for x in chosen["runner_up_lr"] if math.isfinite(x)}
-try:
-    published_lr = published.lookup("Table 2", w.method, "lr").value if w.experiment == "zoo" else None
-except KeyError:
-    published_lr = None
-if published_lr in p.grid:
-    lrs.add(published_lr)
-cells = [(lr, delta) for lr in sorted(lrs) for delta in p.perturbations]
-recs = []
-if cells:
-    recs = runner.run_cells(w.experiment, p.settings, w.method, p.seed, [c[0] for c in cells],
-                            perturbations=[c[1] for c in cells], dtype=p.dtype, device=p.device,
-                            threads=snakemake.threads)
+scored = select.select(select.aggregate(runs), p.settings["grids"], p.rule, p.settings["tol"])
+cells = []
+for method, grid in p.settings["grids"].items():
+    chosen = scored[scored["selected"] & (scored["method"] == method)]
+    lrs = set(chosen["lr"]) | {x for x in chosen["runner_up_lr"] if math.isfinite(x)}
+    try:
+        published_lr = published.lookup("Table 2", method, "lr").value if w.experiment == "zoo" else None
+    except KeyError:
+        published_lr = None
+    if published_lr in grid:
+        lrs.add(published_lr)
+    cells += [(method, p.seed, lr, delta) for lr in sorted(lrs) for delta in p.perturbations]
+recs = runner.run_batch(w.experiment, p.settings, cells, dtype=p.dtype, device=p.device,
+                        threads=snakemake.threads) if cells else []
 records.write_bundle(snakemake.output[0], recs)
-print(f"{len(recs)} perturbed runs: " + ", ".join(f"lr {r['lr']:g} rec {r['rec']:.4f}" for r in recs))
+print(f"{len(recs)} perturbed runs: " + ", ".join(f"{r['method']} lr {r['lr']:g} rec {r['rec']:.4f}" for r in recs))

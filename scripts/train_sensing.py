@@ -1,4 +1,4 @@
-"""One training job: a method on one seed's instance, all its learning rates as one batch."""
+"""One training job: every method at every lr of one seed, as one batch."""
 import sys
 from pathlib import Path
 
@@ -8,8 +8,9 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w")
 from gaugelab import records, runner  # noqa: E402
 
 p = snakemake.params
-recs = runner.run_cells(p.experiment, p.settings, p.method, p.seed, p.lrs, dtype=p.dtype,
-                        device=p.device, threads=snakemake.threads)
+cells = [(method, p.seed, lr, 0.0) for method, grid in p.settings["grids"].items() for lr in grid]
+recs = runner.run_batch(p.experiment, p.settings, cells, dtype=p.dtype, device=p.device,
+                        threads=snakemake.threads)
 for path, record in zip(snakemake.output, recs):
     records.write_json(path, record)
     print(f"{path}: {record['status']} at step {record['steps']}, rec {record['rec']:.4f}")

@@ -42,7 +42,7 @@ def test_metrics_of_the_truth():
     u, s, vh = torch.linalg.svd(inst.X)
     root = s[:3].sqrt()
     uu, vv = (u[:, :3] * root)[None], (vh[:3].T * root)[None]
-    got = sensing.metrics(inst, uu, vv)
+    got = sensing.metrics(inst.X, uu, vv)
     assert got["rec"].item() < 1e-6
     assert 2.5 < got["erank"].item() < 3.0  # singular values, not their squares: unequal ones read below 3
     assert abs(got["nuc"].item() - s.sum().item()) < 1e-4
@@ -95,3 +95,18 @@ def test_perturbation_scales_the_initial_u():
     base, moved = sensing.train(inst, optim.make("gd"), [0.01, 0.01], u, v, budget=1, decayed=False,
                                 perturbations=[0.0, 1e-3])
     assert moved.curve_loss[0] != base.curve_loss[0]
+
+
+def test_one_batch_of_several_methods_and_seeds_matches_separate_batches():
+    from gaugelab import runner
+
+    exp = {"n": 6, "rank": 2, "width": 6, "measurements_per_dof": 2.0, "init": 0.3, "budget": 400,
+           "tol": 1e-4, "check_every": 200, "decayed": ["muon"]}
+    cells = [(method, seed, lr, delta) for method in ("adam", "muon", "shampoo") for seed in (42, 123)
+             for lr in (0.003, 0.03, 3.0) for delta in (0.0, 1e-3)]
+    joint = runner.run_batch("t", exp, cells, threads=1)
+    for method in ("adam", "muon", "shampoo"):
+        for seed in (42, 123):
+            part = [c for c in cells if c[:2] == (method, seed)]
+            alone = runner.run_batch("t", exp, part, threads=1)
+            assert [r for r, c in zip(joint, cells) if c[:2] == (method, seed)] == alone

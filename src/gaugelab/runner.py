@@ -28,25 +28,44 @@ def prepare(exp: dict, seed: int, dtype: str, device: torch.device):
     return inst, u0, v0
 
 
-def run_cells(experiment: str, exp: dict, method: str, seed: int, lrs: list[float], *,
-              perturbations: list[float] | None = None, dtype: str = "float32",
+Cell = tuple[str, int, float, float]  # method, seed, lr, perturbation of U0
+
+
+def run_batch(experiment: str, exp: dict, cells: list[Cell], *, dtype: str = "float32",
               device: str = "cpu", threads: int | None = None) -> list[dict]:
-    """Train one method on one seed's instance at every lr (one batch); return the records."""
+    """Train every (method, seed, lr, perturbation) cell as one batch; return the records.
+
+    The seeds' instances are stacked and all methods share the product with A; a run's numbers
+    do not depend on the other runs of its batch (sensing.Layout), so any grouping of cells into
+    jobs gives the same records.
+    """
     dev = runtime.configure(threads=threads, device=device)
-    rule = optim.make(method)
-    inst, u0, v0 = prepare(exp, seed, dtype, dev)
-    decayed = method in exp["decayed"]
-    results = sensing.train(inst, rule, [float(lr) for lr in lrs], u0, v0, budget=exp["budget"],
-                            decayed=decayed, tol=exp["tol"], check_every=exp["check_every"],
-                            perturbations=perturbations)
+    rules = {method: optim.make(method) for method in dict.fromkeys(c[0] for c in cells)}
+    seeds = list(dict.fromkeys(c[1] for c in cells))
+    prepared = {seed: prepare(exp, seed, dtype, dev) for seed in seeds}
+    inst = sensing.stack([prepared[seed][0] for seed in seeds])
+    results = sensing.train(
+        inst, [rules[m] for m, _, _, _ in cells], [float(lr) for _, _, lr, _ in cells],
+        torch.stack([prepared[seed][1] for _, seed, _, _ in cells]),
+        torch.stack([prepared[seed][2] for _, seed, _, _ in cells]),
+        budget=exp["budget"], decayed=[m in exp["decayed"] for m, _, _, _ in cells], tol=exp["tol"],
+        check_every=exp["check_every"], perturbations=[d for _, _, _, d in cells],
+        which=[seeds.index(seed) for _, seed, _, _ in cells])
     env = runtime.environment(dtype, dev)
-    config = {**problem_size(exp), "init": exp["init"], "budget": exp["budget"], "tol": exp["tol"],
-              "check_every": exp["check_every"], "schedule": "cosine" if decayed else "const",
-              "loop": "canonical", "dtype": dtype, "device": str(dev)}
+    size = {**problem_size(exp), "init": exp["init"], "budget": exp["budget"], "tol": exp["tol"],
+            "check_every": exp["check_every"], "loop": "canonical", "dtype": dtype, "device": str(dev)}
     return [{
         "schema": records.SCHEMA, "experiment": experiment, "method": method, "lr": r.lr,
         "seed": seed, "perturbation": r.perturbation, "status": r.status, "steps": r.steps,
         "train": r.train, "rec": r.rec, "erank": r.erank, "nuc": r.nuc, "bal": r.bal,
         "curve": {"step": r.curve_steps, "loss": r.curve_loss},
-        "config": config, "environment": env,
-    } for r in results]
+        "config": {**size, "schedule": "cosine" if method in exp["decayed"] else "const"},
+        "environment": env,
+    } for (method, seed, _, _), r in zip(cells, results)]
+
+
+def run_cells(experiment: str, exp: dict, method: str, seed: int, lrs: list[float], *,
+              perturbations: list[float] | None = None, **kw) -> list[dict]:
+    """One method on one seed at every lr (optionally perturbed): :func:`run_batch` on those cells."""
+    deltas = perturbations if perturbations is not None else [0.0] * len(lrs)
+    return run_batch(experiment, exp, [(method, seed, lr, d) for lr, d in zip(lrs, deltas)], **kw)

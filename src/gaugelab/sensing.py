@@ -22,11 +22,20 @@ DIVERGENCE_BOUND = 1e8
 
 @dataclass(frozen=True)
 class Instance:
-    """A planted low-rank sensing problem: y = A vec(X), vec row-major."""
+    """A planted low-rank sensing problem, y = A vec(X) with vec row-major; or several stacked
+    along a leading dimension (A: (S, m, n²), y: (S, m), X: (S, n, n)), one per seed."""
 
-    A: Tensor  # (m, n²)
-    y: Tensor  # (m,)
-    X: Tensor  # (n, n)
+    A: Tensor  # (m, n²) or (S, m, n²)
+    y: Tensor  # (m,) or (S, m)
+    X: Tensor  # (n, n) or (S, n, n)
+
+    def stacked(self) -> "Instance":
+        return self if self.A.dim() == 3 else Instance(self.A[None], self.y[None], self.X[None])
+
+
+def stack(instances: list[Instance]) -> Instance:
+    """Several instances of one size as one stacked instance."""
+    return Instance(*(torch.stack([getattr(i, f) for i in instances]) for f in ("A", "y", "X")))
 
 
 def measurements(n: int, rank: int, per_dof: float) -> int:
@@ -55,20 +64,45 @@ def init_factors(n: int, k: int, scale: float, seed: int) -> tuple[Tensor, Tenso
 GEMM_ROWS = 4
 
 
-def loss(inst: Instance, u: Tensor, v: Tensor) -> Tensor:
+@dataclass(frozen=True)
+class Layout:
+    """Where each run of a batch sits in the product with A: its instance and its row within
+    that instance's block. Blocks have the same number of rows, padded with zeros to a multiple
+    of GEMM_ROWS: BLAS picks its kernel (and so its rounding) by the number of rows, and below
+    four rows it differs. So every run's arithmetic is independent of which runs share its
+    batch, and a batched run is bit-identical to the same run alone."""
+
+    which: Tensor  # (B,) instance index of each run
+    slot: Tensor   # (B,) row within the instance's block
+    rows: int
+
+    @classmethod
+    def of(cls, which: Tensor) -> "Layout":
+        which = which.to(torch.long)
+        slot = torch.zeros_like(which)
+        counts: dict[int, int] = {}
+        for i, s in enumerate(which.tolist()):
+            slot[i] = counts.get(s, 0)
+            counts[s] = slot[i].item() + 1
+        most = max(counts.values(), default=1)
+        return cls(which, slot, most + (-most % GEMM_ROWS))
+
+
+def loss(inst: Instance, u: Tensor, v: Tensor, layout: Layout | None = None) -> Tensor:
     """Per-run mean squared residual, no ½: u, v are (B, n, k); returns (B,).
 
-    The batch is padded with zero rows to a multiple of GEMM_ROWS before the product with A:
-    BLAS picks its kernel (and so its rounding) by the number of rows, and below four rows it
-    differs. Padding makes every run's arithmetic independent of how many runs share its batch,
-    so a batched run is bit-identical to the same run alone.
+    ``inst`` may be one instance (every run uses it) or a stack; ``layout`` says which instance
+    each run uses (default: all the first).
     """
+    inst = inst.stacked()
     count = u.shape[0]
+    if layout is None:
+        layout = Layout.of(torch.zeros(count, dtype=torch.long))
     w = (u @ v.mT).reshape(count, -1)
-    pad = -count % GEMM_ROWS
-    if pad:
-        w = torch.cat([w, w.new_zeros(pad, w.shape[1])])
-    return ((w @ inst.A.T)[:count] - inst.y).pow(2).mean(dim=1)
+    blocks = w.new_zeros(inst.A.shape[0], layout.rows, w.shape[1])
+    blocks = blocks.index_put((layout.which, layout.slot), w)
+    pred = torch.bmm(blocks, inst.A.mT)[layout.which, layout.slot]
+    return (pred - inst.y[layout.which]).pow(2).mean(dim=1)
 
 
 def effective_rank(sigma: Tensor) -> Tensor:
@@ -77,12 +111,13 @@ def effective_rank(sigma: Tensor) -> Tensor:
     return torch.exp(-(p * torch.log(p + 1e-12)).sum(dim=-1))
 
 
-def metrics(inst: Instance, u: Tensor, v: Tensor) -> dict[str, Tensor]:
-    """Recovery error, effective rank, nuclear norm and balancedness of each run: (B,) each."""
+def metrics(target: Tensor, u: Tensor, v: Tensor) -> dict[str, Tensor]:
+    """Recovery error against ``target`` (X*), effective rank, nuclear norm and balancedness of
+    each run: (B,) each."""
     w = gauge.product(u, v)
     sigma = torch.linalg.svdvals(w)
     return {
-        "rec": torch.linalg.matrix_norm(w - inst.X) / torch.linalg.matrix_norm(inst.X),
+        "rec": torch.linalg.matrix_norm(w - target) / torch.linalg.matrix_norm(target),
         "erank": effective_rank(sigma),
         "nuc": sigma.sum(dim=-1),
         "bal": torch.linalg.matrix_norm(gauge.balance(u, v)),
@@ -109,23 +144,52 @@ def cosine_factor(t: int, budget: int) -> float:
     return 0.5 * (1.0 + math.cos(math.pi * t / budget))
 
 
-def train(inst: Instance, rule: optim.Rule, lrs: list[float], u0: Tensor, v0: Tensor, *,
-          budget: int, decayed: bool, tol: float = 1e-7, check_every: int = 200,
-          perturbations: list[float] | None = None) -> list[RunResult]:
-    """Run the canonical loop (spec §2.1) for every lr at once, from the same initial factors.
+class _Group:
+    """The runs of a batch that share one update rule, with that rule's state."""
 
-    ``perturbations`` (one per run, default 0) scale U0 by (1 + δ): the sensitivity reruns.
-    Returns one result per run, in input order.
+    def __init__(self, rule: optim.Rule, members: Tensor, u: Tensor, v: Tensor):
+        self.rule, self.members = rule, members  # members: original run ids, ascending
+        self.state = rule.init([u[members], v[members]])
+
+    def keep(self, still_active: Tensor) -> None:
+        mask = still_active[self.members]
+        if not mask.all():
+            self.state = optim.select_runs(self.state, mask.nonzero().flatten())
+            self.members = self.members[mask]
+
+
+def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float], u0: Tensor, v0: Tensor, *,
+          budget: int, decayed: bool | list[bool], tol: float = 1e-7, check_every: int = 200,
+          perturbations: list[float] | None = None, which: list[int] | None = None) -> list[RunResult]:
+    """Run the canonical loop (spec §2.1) for every run at once.
+
+    ``rule`` and ``decayed`` are shared or given per run: runs of several methods share the
+    product with A (the cost that dominates), each method updating its own runs. ``inst`` is one
+    instance or a stack (one per seed); ``which`` gives each run's instance (default: the first).
+    ``u0``, ``v0`` are shared (n, k) factors or one per run (B, n, k). ``perturbations`` (default
+    0) scale each run's U0 by (1 + δ): the sensitivity reruns. Returns one result per run, in
+    input order; each run's numbers are independent of the batch it ran in.
     """
+    inst = inst.stacked()
     count = len(lrs)
+    rules = rule if isinstance(rule, list) else [rule] * count
+    decays = decayed if isinstance(decayed, list) else [decayed] * count
     deltas = list(perturbations) if perturbations is not None else [0.0] * count
-    if len(deltas) != count:
-        raise ValueError("one perturbation per learning rate")
-    u = torch.stack([u0 * (1.0 + d) if d else u0.clone() for d in deltas])
-    v = v0.expand(count, *v0.shape).clone()
+    if not len(rules) == len(decays) == len(deltas) == count:
+        raise ValueError("rule, decayed and perturbations need one entry per run")
+    u0 = u0.expand(count, *u0.shape[-2:])
+    v = v0.expand(count, *v0.shape[-2:]).clone()
+    u = torch.stack([u0[i] * (1.0 + d) if d else u0[i].clone() for i, d in enumerate(deltas)])
+    run_instance = torch.tensor(which if which is not None else [0] * count, dtype=torch.long)
     base_lr = torch.tensor(lrs, dtype=torch.float64)
-    state = rule.init([u, v])
-    active = torch.arange(count)  # original index of each row of the batch
+    decay_mask = torch.tensor(decays)
+    groups = []
+    for r in {id(r): r for r in rules}.values():
+        members = torch.tensor([i for i in range(count) if rules[i] is r], dtype=torch.long)
+        groups.append(_Group(r, members, u, v))
+    active = torch.arange(count)  # original run id of each row of the batch
+    position = torch.arange(count)  # row of each original run (valid while active)
+    layout = Layout.of(run_instance)
     curves: list[list[float]] = [[] for _ in range(count)]
     curve_steps: list[int] = []
     results: dict[int, RunResult] = {}
@@ -136,7 +200,8 @@ def train(inst: Instance, rule: optim.Rule, lrs: list[float], u0: Tensor, v0: Te
             final_train = [math.nan] * len(rows)
         else:
             # one run at a time: log/exp round by position in a vectorised kernel (see matrix_power)
-            per_run = [metrics(inst, u[r : r + 1], v[r : r + 1]) for r in rows.tolist()]
+            per_run = [metrics(inst.X[run_instance[active[r]]], u[r : r + 1], v[r : r + 1])
+                       for r in rows.tolist()]
             values = {key: [m[key].item() for m in per_run] for key in per_run[0]}
             final_train = train_loss[rows].tolist()
         for j, row in enumerate(rows.tolist()):
@@ -147,11 +212,10 @@ def train(inst: Instance, rule: optim.Rule, lrs: list[float], u0: Tensor, v0: Te
                 nuc=values["nuc"][j], bal=values["bal"][j],
                 curve_steps=curve_steps[: len(curves[run])], curve_loss=curves[run])
 
-    t = 0
     for t in range(1, budget + 1):
         u.requires_grad_(True)
         v.requires_grad_(True)
-        losses = loss(inst, u, v)
+        losses = loss(inst, u, v, layout)
         gu, gv = torch.autograd.grad(losses.sum(), [u, v])
         u, v = u.detach(), v.detach()
         train_loss = losses.detach()
@@ -159,8 +223,13 @@ def train(inst: Instance, rule: optim.Rule, lrs: list[float], u0: Tensor, v0: Te
             curve_steps.append(t)
             for row, value in enumerate(train_loss.tolist()):
                 curves[int(active[row])].append(value)
-        lr_t = base_lr[active] * cosine_factor(t, budget) if decayed else base_lr[active]
-        (du, dv), state = rule.update([gu, gv], state, lr_t, t)
+        factor = cosine_factor(t, budget)
+        lr_t = torch.where(decay_mask[active], base_lr[active] * factor, base_lr[active])
+        du, dv = torch.empty_like(u), torch.empty_like(v)
+        for group in groups:
+            rows = position[group.members]
+            (du_g, dv_g), group.state = group.rule.update([gu[rows], gv[rows]], group.state, lr_t[rows], t)
+            du[rows], dv[rows] = du_g, dv_g
         u, v = u + du, v + dv
         diverged = ~torch.isfinite(train_loss) | (train_loss > DIVERGENCE_BOUND)
         done = diverged.clone()
@@ -176,7 +245,13 @@ def train(inst: Instance, rule: optim.Rule, lrs: list[float], u0: Tensor, v0: Te
             if len(keep) == 0:
                 break
             u, v, active, train_loss = u[keep], v[keep], active[keep], train_loss[keep]
-            state = optim.select_runs(state, keep)
+            still_active = torch.zeros(count, dtype=torch.bool)
+            still_active[active] = True
+            position[active] = torch.arange(len(active))
+            groups = [g for g in groups if still_active[g.members].any()]
+            for group in groups:
+                group.keep(still_active)
+            layout = Layout.of(run_instance[active])
     else:
         rows = torch.arange(len(active))
         interpolated = train_loss < tol

@@ -1,0 +1,158 @@
+"""Table 2 sweep: the engine against a plain-PyTorch loop, on the same work, in one process.
+
+The baseline trains one run at a time the obvious way: ``torch.optim`` where PyTorch has the
+rule (SGD, Adam, RMSprop), a minimal ``torch.optim.Optimizer`` written out below where it does
+not, the spec's loop and loss. The engine runs the same cells with ``runner.run_batch`` (one batch
+per seed). Both use the same thread count. Prints seconds per method, the ratio, and the largest
+recovery difference between the two on the stable (non-chaotic) methods as a same-work check.
+
+    python benchmarks/bench_sensing.py                 # the full sweep (about 12 min here)
+    python benchmarks/bench_sensing.py --budget 2000   # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import torch
+
+from gaugelab import config, runner, sensing
+
+CHAOTIC = {"signum", "rmsprop"}  # spec §19: their cells move by ~1e-2 under round-off
+
+
+class _Simple(torch.optim.Optimizer):
+    """Per-parameter rules of the zoo that torch.optim lacks, for the baseline only."""
+
+    def __init__(self, params, lr, kind):
+        super().__init__(params, {"lr": lr})
+        self.kind, self.t = kind, 0
+
+    @torch.no_grad()
+    def step(self):
+        self.t += 1
+        group = self.param_groups[0]
+        lr, params = group["lr"], [p for p in group["params"]]
+        if self.kind == "scalar_adam":
+            total, count = 0.0, 0
+            for p in params:
+                st = self.state[p]
+                st.setdefault("m", torch.zeros_like(p)).mul_(0.9).add_(p.grad, alpha=0.1)
+                st.setdefault("v", torch.zeros_like(p)).mul_(0.999).addcmul_(p.grad, p.grad, value=0.001)
+                total += float((st["v"] / (1 - 0.999**self.t)).sum())
+                count += p.numel()
+            scale = lr / (math.sqrt(total / count) + 1e-8)
+            for p in params:
+                p.sub_(scale * (self.state[p]["m"] / (1 - 0.9**self.t)))
+            return
+        for p in params:
+            g, st = p.grad, self.state[p]
+            if self.kind == "signum":
+                m = st.setdefault("m", torch.zeros_like(p)).mul_(0.9).add_(g, alpha=0.1)
+                p.sub_(lr * torch.sign(m))
+            elif self.kind == "lion":
+                m = st.setdefault("m", torch.zeros_like(p))
+                c = torch.sign(0.9 * m + 0.1 * g)
+                m.mul_(0.99).add_(g, alpha=0.01)
+                p.sub_(lr * c)
+            elif self.kind == "adafactor":
+                r = st.setdefault("r", p.new_zeros(p.shape[0])).mul_(0.999).add_((g * g).mean(1), alpha=0.001)
+                c = st.setdefault("c", p.new_zeros(p.shape[1])).mul_(0.999).add_((g * g).mean(0), alpha=0.001)
+                vhat = torch.outer(r, c) / (r.mean() + 1e-30)
+                p.sub_(lr * g / (vhat.sqrt() + 1e-8))
+            elif self.kind == "muon":
+                b = st.setdefault("b", torch.zeros_like(p)).mul_(0.9).add_(g)
+                x = b / (b.norm() + 1e-7)
+                for _ in range(5):
+                    s = x @ x.T
+                    x = 3.4445 * x + (-4.7750 * s + 2.0315 * s @ s) @ x
+                p.sub_(lr * x)
+            elif self.kind == "shampoo":
+                left = st.setdefault("L", p.new_zeros(p.shape[0], p.shape[0])).add_(g @ g.T)
+                right = st.setdefault("R", p.new_zeros(p.shape[1], p.shape[1])).add_(g.T @ g)
+                if (self.t - 1) % 20 == 0:
+                    st["Li"], st["Ri"] = _root(left), _root(right)
+                p.sub_(lr * st["Li"] @ g @ st["Ri"])
+
+
+def _root(m):
+    e, v = torch.linalg.eigh(0.5 * (m + m.T) + torch.eye(m.shape[0]))
+    return (v * e.clamp_min(1e-6).pow(-0.25)) @ v.T
+
+
+def torch_optimizer(method, params, lr):
+    if method == "gd":
+        return torch.optim.SGD(params, lr=lr)
+    if method == "adam":
+        return torch.optim.Adam(params, lr=lr, betas=(0.9, 0.999), eps=1e-8)
+    if method == "rmsprop":
+        return torch.optim.RMSprop(params, lr=lr, alpha=0.99, eps=1e-8)
+    return _Simple(params, lr, method)
+
+
+def plain_run(inst, u0, v0, method, lr, exp):
+    """One run, the spec's canonical loop, written plainly."""
+    u, v = u0.clone().requires_grad_(True), v0.clone().requires_grad_(True)
+    opt = torch_optimizer(method, [u, v], lr)
+    budget, decayed = exp["budget"], method in exp["decayed"]
+    for t in range(1, budget + 1):
+        opt.zero_grad()
+        loss = ((inst.A @ (u @ v.T).reshape(-1) - inst.y) ** 2).mean()
+        train = float(loss.detach())
+        if not math.isfinite(train) or train > 1e8:
+            return math.nan
+        loss.backward()
+        if decayed:
+            opt.param_groups[0]["lr"] = lr * 0.5 * (1 + math.cos(math.pi * t / budget))
+        opt.step()
+        if t % exp["check_every"] == 0 and train < exp["tol"]:
+            break
+    with torch.no_grad():
+        return float(torch.linalg.norm(u @ v.T - inst.X) / torch.linalg.norm(inst.X))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--budget", type=int, help="override the step budget (default: the protocol's)")
+    ap.add_argument("--methods", nargs="*", help="subset of the zoo (default: all nine)")
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    cfg = config.load()
+    exp = dict(cfg["zoo"], **({"budget": args.budget} if args.budget else {}))
+    grids = {m: g for m, g in exp["grids"].items() if not args.methods or m in args.methods}
+
+    start = time.perf_counter()
+    engine = {}
+    for seed in cfg["seeds"]:
+        cells = [(m, seed, lr, 0.0) for m, g in grids.items() for lr in g]
+        for (m, _, lr, _), rec in zip(cells, runner.run_batch("zoo", exp, cells, threads=args.threads)):
+            engine[(m, lr, seed)] = rec["rec"]
+    engine_s = time.perf_counter() - start
+
+    plain, plain_s = {}, {}
+    for method, grid in grids.items():
+        t0 = time.perf_counter()
+        for seed in cfg["seeds"]:
+            inst, u0, v0 = runner.prepare(exp, seed, "float32", torch.device("cpu"))
+            for lr in grid:
+                plain[(method, lr, seed)] = plain_run(inst, u0, v0, method, lr, exp)
+        plain_s[method] = time.perf_counter() - t0
+    total_plain = sum(plain_s.values())
+
+    runs = sum(len(g) for g in grids.values()) * len(cfg["seeds"])
+    print(f"Table 2 sweep: {runs} runs, budget {exp['budget']}, {args.threads} thread(s), torch {torch.__version__}")
+    for method, seconds in plain_s.items():
+        print(f"  plain {method:12s} {seconds:7.1f} s")
+    print(f"plain PyTorch, one run at a time: {total_plain:7.1f} s")
+    print(f"gaugelab engine, batched:         {engine_s:7.1f} s")
+    print(f"speed-up: {total_plain / engine_s:.2f}x")
+    diffs = [abs(engine[k] - plain[k]) for k in engine
+             if k[0] not in CHAOTIC and math.isfinite(engine[k]) and math.isfinite(plain[k])]
+    print(f"same work: max |rec engine - rec plain| over stable methods = {max(diffs, default=0):.1e}")
+
+
+if __name__ == "__main__":
+    main()

@@ -10,7 +10,6 @@ work=$(mktemp -d)
 git clone -q "$repo" "$work/repo"
 git -C "$work/repo" checkout -q "$rev"
 cd "$work/repo"
-start=$(date +%s.%N)
+SECONDS=0
 snakemake --cores 2 "$target" > "$work/snakemake.log" 2>&1
-end=$(date +%s.%N)
-echo "$(git rev-parse --short HEAD) $target: $(echo "$end - $start" | bc) s wall (log: $work/snakemake.log)"
+echo "$(git rev-parse --short HEAD) $target: ${SECONDS} s wall (log: $work/snakemake.log)"

@@ -75,15 +75,19 @@ def test_budget_status_and_steps():
     assert res.status == "budget" and res.steps == 50
 
 
-@pytest.mark.parametrize("name", optim.ZOO)
+DIAL = {"adam_p 0.5 rms": lambda: optim.adam_p(0.5, "rms"), "adam_p 0.25 geo": lambda: optim.adam_p(0.25, "geo")}
+
+
+@pytest.mark.parametrize("name", list(optim.ZOO) + list(DIAL))
 def test_batched_runs_are_bit_identical_to_one_at_a_time(name):
     """Runs that leave the batch at different steps (diverged, interpolated, budget, chaotic)
     get exactly the record each gets alone: the engine pads its GEMMs and computes metrics per run."""
     inst, (u, v) = small(seed=3)
     lrs = [0.003, 0.03, 0.3, 10.0]
-    together = sensing.train(inst, optim.make(name), lrs, u, v, budget=600, decayed=True, tol=1e-4)
+    make = DIAL.get(name, lambda: optim.make(name))
+    together = sensing.train(inst, make(), lrs, u, v, budget=600, decayed=True, tol=1e-4)
     for lr, joint in zip(lrs, together):
-        alone, = sensing.train(inst, optim.make(name), [lr], u, v, budget=600, decayed=True, tol=1e-4)
+        alone, = sensing.train(inst, make(), [lr], u, v, budget=600, decayed=True, tol=1e-4)
         assert (joint.status, joint.steps, joint.curve_loss) == (alone.status, alone.steps, alone.curve_loss)
         for key in ("rec", "erank", "nuc", "bal", "train"):
             a, b = getattr(joint, key), getattr(alone, key)
@@ -110,3 +114,19 @@ def test_one_batch_of_several_methods_and_seeds_matches_separate_batches():
             part = [c for c in cells if c[:2] == (method, seed)]
             alone = runner.run_batch("t", exp, part, threads=1)
             assert [r for r, c in zip(joint, cells) if c[:2] == (method, seed)] == alone
+
+
+def test_dial_loop_checks_the_post_update_loss():
+    inst, (u, v) = small()
+    canonical, = sensing.train(inst, optim.make("adam"), [0.01], u, v, budget=5000, decayed=False, tol=1e-3)
+    dial, = sensing.train(inst, optim.make("adam"), [0.01], u, v, budget=5000, decayed=False, tol=1e-3,
+                          loop="dial")
+    assert dial.status == "interpolated" and dial.steps % 200 == 0 and dial.train < 1e-3
+    assert dial.steps <= canonical.steps  # the post-update loss is lower, so it can only stop earlier
+    assert dial.train != dial.curve_loss[-1]  # reported train is post-update, the curve pre-update
+    big, = sensing.train(inst, optim.make("gd"), [10.0], u, v, budget=1000, decayed=False, loop="dial")
+    assert big.status == "diverged" and big.steps == 200  # no per-step test: caught at the first check
+    budget, = sensing.train(inst, optim.make("gd"), [1e-4], u, v, budget=50, decayed=False, loop="dial")
+    assert budget.status == "budget" and budget.steps == 50 and math.isfinite(budget.train)
+    with pytest.raises(ValueError, match="unknown loop"):
+        sensing.train(inst, optim.make("gd"), [0.1], u, v, budget=1, decayed=False, loop="gpu")

@@ -234,6 +234,47 @@ def adafactor(beta2: float = BETA2, eps: float = EPS, tiny: float = 1e-30) -> Ru
     return Rule("adafactor", False, init, update, {"beta2": beta2, "eps": eps, "tiny": tiny})
 
 
+def per_run_map(fn: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
+    """Apply ``fn`` to each run's slice separately. Vectorised and scalar transcendental kernels
+    (pow, log, exp) round differently and which entries fall in the scalar tail depends on the
+    tensor's length; per run, a run's arithmetic does not depend on its batch."""
+    return torch.stack([fn(row) for row in x])
+
+
+def adam_p(p: float = 1.0, convention: str = "rms", beta1: float = BETA1, beta2: float = BETA2,
+           eps: float = EPS) -> Rule:
+    """Adam-p, the anisotropy dial (Section 7, Algorithm 1; spec sensing.md §4).
+
+    Adam's moments; denominator D = (s + eps)^p (s̄ + eps)^(1-p) with s = sqrt(v̂) and one scalar
+    s̄ per run pooled over every entry of every parameter: ``rms`` sqrt(mean v̂) (gauge-invariant)
+    or ``geo`` exp(mean log(s + eps)) (not exactly invariant); delta = -lr m̂ / (D + eps). p >= 1 is
+    stock Adam, eps once. At p = 0 with ``rms`` this is scalar-Adam up to O(eps) (s̄ + 2 eps).
+    """
+    if convention not in ("rms", "geo"):
+        raise ValueError(f"unknown Adam-p convention {convention!r}; use 'rms' or 'geo'")
+
+    def update(grads, state, lr, t):
+        new, mhat, vhat = _adam_moments(grads, state, t, beta1, beta2)
+        if p >= 1:
+            return [-(per_run(lr, m) * (m / (v.sqrt() + eps))) for m, v in zip(mhat, vhat)], new
+        roots = [v.sqrt() for v in vhat]
+        count = sum(v[0].numel() for v in vhat)
+        if convention == "rms":
+            pooled = (sum(run_sum(v) for v in vhat) / count).sqrt()
+        else:
+            logs = sum(run_sum(per_run_map(lambda x: (x + eps).log(), r)) for r in roots)
+            pooled = per_run_map(torch.exp, (logs / count).unsqueeze(-1)).squeeze(-1)
+        scalar = per_run_map(lambda x: x.pow(1 - p), (pooled + eps).unsqueeze(-1)).squeeze(-1)
+        deltas = []
+        for m, r in zip(mhat, roots):
+            denom = per_run_map(lambda x: x.pow(p), r + eps) * scalar.view(-1, *([1] * (r.dim() - 1)))
+            deltas.append(-(per_run(lr, m) * (m / (denom + eps))))
+        return deltas, new
+
+    return Rule("adam_p", p <= 0 and convention == "rms", lambda params: _zeros(params, "m", "v"), update,
+                {"p": p, "convention": convention, "beta1": beta1, "beta2": beta2, "eps": eps})
+
+
 REGISTRY: dict[str, Callable[..., Rule]] = {
     "gd": gd,
     "momentum": momentum,
@@ -245,6 +286,7 @@ REGISTRY: dict[str, Callable[..., Rule]] = {
     "signum": signum,
     "lion": lion,
     "adafactor": adafactor,
+    "adam_p": adam_p,
 }
 
 ZOO = ("gd", "adam", "scalar_adam", "rmsprop", "signum", "lion", "adafactor", "muon", "shampoo")

@@ -18,6 +18,8 @@ from . import gauge, optim
 
 STATUS_INTERPOLATED, STATUS_BUDGET, STATUS_DIVERGED = "interpolated", "budget", "diverged"
 DIVERGENCE_BOUND = 1e8
+DIAL_DIVERGENCE_BOUND = 1e6
+LOOPS = ("canonical", "dial")
 
 
 @dataclass(frozen=True)
@@ -160,8 +162,13 @@ class _Group:
 
 def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float], u0: Tensor, v0: Tensor, *,
           budget: int, decayed: bool | list[bool], tol: float = 1e-7, check_every: int = 200,
-          perturbations: list[float] | None = None, which: list[int] | None = None) -> list[RunResult]:
-    """Run the canonical loop (spec §2.1) for every run at once.
+          perturbations: list[float] | None = None, which: list[int] | None = None,
+          loop: str = "canonical") -> list[RunResult]:
+    """Run the canonical loop (spec §2.1), or the dial loop (§2.2), for every run at once.
+
+    The dial loop has no per-step divergence test: at each check it evaluates the post-update
+    loss, stops a run as diverged above 1e6 (or non-finite) and as interpolated below ``tol``;
+    at the budget the post-update loss decides the status and is the reported train loss.
 
     ``rule`` and ``decayed`` are shared or given per run: runs of several methods share the
     product with A (the cost that dominates), each method updating its own runs. ``inst`` is one
@@ -170,6 +177,9 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
     0) scale each run's U0 by (1 + δ): the sensitivity reruns. Returns one result per run, in
     input order; each run's numbers are independent of the batch it ran in.
     """
+    if loop not in LOOPS:
+        raise ValueError(f"unknown loop {loop!r}; use one of {LOOPS}")
+    dial = loop == "dial"
     inst = inst.stacked()
     count = len(lrs)
     rules = rule if isinstance(rule, list) else [rule] * count
@@ -231,20 +241,28 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
             (du_g, dv_g), group.state = group.rule.update([gu[rows], gv[rows]], group.state, lr_t[rows], t)
             du[rows], dv[rows] = du_g, dv_g
         u, v = u + du, v + dv
-        diverged = ~torch.isfinite(train_loss) | (train_loss > DIVERGENCE_BOUND)
+        if not dial:
+            check_loss = train_loss
+            diverged = ~torch.isfinite(check_loss) | (check_loss > DIVERGENCE_BOUND)
+        elif t % check_every == 0 or t == budget:
+            with torch.no_grad():
+                check_loss = loss(inst, u, v, layout)  # post-update
+            diverged = ~torch.isfinite(check_loss) | (check_loss > DIAL_DIVERGENCE_BOUND)
+        else:
+            diverged = torch.zeros(len(active), dtype=torch.bool)
         done = diverged.clone()
         if diverged.any():
-            retire(diverged.nonzero().flatten(), t, train_loss, STATUS_DIVERGED)
+            retire(diverged.nonzero().flatten(), t, check_loss, STATUS_DIVERGED)
         if t % check_every == 0:
-            converged = ~diverged & (train_loss < tol)
+            converged = ~diverged & (check_loss < tol)
             if converged.any():
-                retire(converged.nonzero().flatten(), t, train_loss, STATUS_INTERPOLATED)
+                retire(converged.nonzero().flatten(), t, check_loss, STATUS_INTERPOLATED)
                 done |= converged
         if done.any():
             keep = (~done).nonzero().flatten()
             if len(keep) == 0:
                 break
-            u, v, active, train_loss = u[keep], v[keep], active[keep], train_loss[keep]
+            u, v, active, check_loss = u[keep], v[keep], active[keep], check_loss[keep]
             still_active = torch.zeros(count, dtype=torch.bool)
             still_active[active] = True
             position[active] = torch.arange(len(active))
@@ -254,8 +272,8 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
             layout = Layout.of(run_instance[active])
     else:
         rows = torch.arange(len(active))
-        interpolated = train_loss < tol
+        interpolated = check_loss < tol
         for status, mask in ((STATUS_INTERPOLATED, interpolated), (STATUS_BUDGET, ~interpolated)):
             if mask.any():
-                retire(rows[mask], budget, train_loss, status)
+                retire(rows[mask], budget, check_loss, status)
     return [results[i] for i in range(count)]

@@ -5,6 +5,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 from gaugelab import config as gaugelab_config
+from gaugelab import dial as gaugelab_dial
 from gaugelab import records as gaugelab_records
 
 
@@ -43,6 +44,19 @@ def sensitivity_bundles(experiment):
     return [f"results/runs/{experiment}/sensitivity_seed{seed}.json" for seed in config["seeds"]]
 
 
+def dial_labels():
+    return list(gaugelab_dial.variants(config["dial"]["ps"], config["dial"]["conventions"]))
+
+
+def dial_runs():
+    return [
+        run_path("dial", name, lr, seed)
+        for name in dial_labels()
+        for lr in config["dial"]["lrs"]
+        for seed in config["seeds"]
+    ]
+
+
 def set_aside_invalid_records():
     """A record or bundle cut short or malformed is renamed *.invalid and every derived product
     (summaries, tables, figures, comparison; all cheap) is removed, so nothing built on the bad
@@ -53,6 +67,7 @@ def set_aside_invalid_records():
         paths = [(p, False) for p in experiment_runs(experiment)]
         paths += [(p, True) for p in sensitivity_bundles(experiment)]
         bad += [p for p, bundle in paths if Path(p).exists() and not gaugelab_records.is_valid(p, bundle=bundle)]
+    bad += [p for p in dial_runs() if Path(p).exists() and not gaugelab_records.is_valid(p)]
     for path in bad:
         Path(path).rename(f"{path}.invalid")
         print(f"gaugelab: {path} is not a valid record; set aside as {path}.invalid, "

@@ -2,6 +2,7 @@
 
 include: "tables.smk"
 include: "figures.smk"
+include: "dial.smk"
 
 
 rule zoo_comparison:
@@ -25,7 +26,7 @@ rule comparison:
     message:
         "Every published number beside the reproduced one"
     input:
-        parts=["results/zoo/comparison.csv"],
+        parts=["results/zoo/comparison.csv", "results/dial/comparison.csv"],
     output:
         csv="results/paper/comparison.csv",
         html=report(

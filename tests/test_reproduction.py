@@ -20,3 +20,21 @@ def test_table2_row_reproduces(method):
         value = published.lookup("Table 2", method, quantity)
         assert abs(row[quantity] - value.value) <= value.tolerance, (quantity, row[quantity], value.value)
     assert row["worst_train"] < zoo["tol"]
+
+
+def test_dial_endpoints_reproduce():
+    """Section 7, arm A: p = 1 and both p = 0 scalars, tuned by S4 over the dial's grid."""
+    from gaugelab import dial
+
+    cfg = config.load()
+    settings = cfg["dial"]
+    rules = dial.variants([1, 0], ["rms", "geo"])
+    cells = [(name, seed, lr, 0.0) for name in rules for seed in cfg["seeds"] for lr in settings["lrs"]]
+    recs = runner.run_batch("dial", settings, cells, rules=rules, threads=1)
+    scored = select.select(select.aggregate(select.frame(recs)), {n: settings["lrs"] for n in rules}, "S4",
+                           settings["tol"])
+    chosen = scored[scored["selected"]].set_index("method")
+    for value in published.DIAL:
+        if value.quantity in ("rec", "erank"):
+            got = chosen.loc[value.row, value.quantity]
+            assert abs(got - value.value) <= value.tolerance, (value.key, got)

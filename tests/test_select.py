@@ -7,7 +7,7 @@ from gaugelab import select
 
 def cells(rows):
     return pd.DataFrame([{"method": m, "lr": lr, "rec": rec, "train": tr, "worst_train": wt,
-                          "erank": 1.0, "nuc": 1.0, "bal": 0.0, "steps": 10, "seeds": 3,
+                          "rec_sd": 0.0, "erank": 1.0, "nuc": 1.0, "bal": 0.0, "steps": 10, "max_steps": 10, "seeds": 3,
                           "interpolated": 3, "diverged": 0} for m, lr, rec, tr, wt in rows])
 
 
@@ -47,3 +47,11 @@ def test_clean_split_and_rank_split():
     assert rank["correct"] == 3  # signum has low rank but a wrong answer
     overlap = chosen.assign(rec=[0.5, 0.0, 0.57, 0.45])
     assert select.clean_split(overlap)["verdict"] == "OVERLAP"
+
+
+def test_s4_drops_any_diverged_cell_and_has_no_train_term():
+    c = cells([("p1", 0.01, 0.5, 1e-8, 1e-8), ("p1", 0.1, 0.1, 1e-8, 1e-8), ("p1", 0.3, 0.2, 1e-3, 1e-3)])
+    c.loc[c["lr"] == 0.1, "diverged"] = 1  # one seed diverged: dropped although its mean looks best
+    out = select.select(c, {"p1": [0.01, 0.1, 0.3]}, "S4", 1e-7).set_index("lr")
+    assert out.loc[0.01, "selected"] and math.isnan(out.loc[0.1, "score"])
+    assert out.loc[0.3, "score"] == 0.2 + 10  # not gated: +10, no train term

@@ -24,7 +24,9 @@ SMOKE = ROOT / "tests" / "config" / "smoke.yaml"
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile")]
 PRODUCTS = ["results/tables/table2.tex", "results/tables/table2.html", "results/figures/figure1.pdf",
             "results/figures/figure1.png", "results/paper/comparison.csv", "results/paper/comparison.html",
-            "results/paper/macros.tex", "results/zoo/summary.csv"]
+            "results/paper/macros.tex", "results/zoo/summary.csv", "results/tables/dial.tex",
+            "results/tables/dial.html", "results/figures/dial.pdf", "results/figures/dial.png",
+            "results/dial/envelope.csv", "results/dial/fixed_lr.csv"]
 
 
 def snakemake(workdir, *args, configfile=SMOKE, check=True, **kw):
@@ -49,11 +51,13 @@ def smoke(tmp_path_factory):
 def test_smoke_run_produces_every_output(smoke):
     for path in PRODUCTS:
         assert (smoke / path).stat().st_size > 0, path
-    runs = sorted((smoke / "results" / "runs").rglob("seed*.json"))
+    runs = sorted((smoke / "results/runs/zoo").rglob("seed*.json"))
     assert len(runs) == 9 * 2 * 2  # methods x lrs x seeds of the smoke config
-    assert all(records.is_valid(p) for p in runs)
+    dial_runs = sorted((smoke / "results/runs/dial").rglob("seed*.json"))
+    assert len(dial_runs) == 5 * 2 * 2  # Adam-p variants (p1, rms/geo x 0.5, 0) x lrs x seeds
+    assert all(records.is_valid(p) for p in runs + dial_runs)
     comparison = pd.read_csv(smoke / "results/paper/comparison.csv", keep_default_na=False)
-    assert len(comparison) == 9 * 3 + 3
+    assert len(comparison) == 9 * 3 + 3 + 7
     assert set(comparison["verdict"]) <= {"exact", "within measured sensitivity", "differs"}
     tex = (smoke / "results/tables/table2.tex").read_text()
     assert tex.count("\\\\") >= 10 and "\\begin{tabular}" in tex
@@ -68,7 +72,7 @@ def test_second_run_has_nothing_to_do(smoke):
 def test_report_contains_figure_table_and_comparison(smoke):
     snakemake(smoke, "--report", "report.html")
     text = (smoke / "report.html").read_text(errors="replace")
-    for name in ("figure1.png", "table2.html", "comparison.html"):
+    for name in ("figure1.png", "table2.html", "comparison.html", "dial.png", "dial.html"):
         assert name in text, name
 
 
@@ -120,6 +124,7 @@ def test_dry_run_job_counts_of_the_default_config(tmp_path):
     assert counts["zoo_train"] == 3  # one job per seed: every method and lr as one batch
     assert counts["sensing_sensitivity"] == 3
     assert counts["table2"] == counts["figure1"] == counts["comparison"] == 1
+    assert counts["dial_train"] == 3 and counts["dial_table"] == counts["dial_figure"] == 1
 
 
 def test_lint_is_clean():
@@ -138,7 +143,7 @@ def test_interrupted_run_resumes_and_matches(smoke, tmp_path):
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C once training is done, while the reruns go on
     proc.wait(timeout=60)
     assert not (tmp_path / "results/paper/comparison.csv").exists(), "the interruption should land mid-run"
-    runs = sorted((tmp_path / "results/runs").rglob("seed*.json"))
+    runs = sorted((tmp_path / "results/runs/zoo").rglob("seed*.json"))
     assert len(runs) == 36 and all(records.is_valid(p) for p in runs)
     before = {p: p.stat().st_mtime_ns for p in runs}
     snakemake(tmp_path, "--cores", "2")

@@ -134,7 +134,7 @@ def macros(comparison: pd.DataFrame) -> str:
         value = r["reproduced"]
         if r["quantity"] == "lr":
             text = f"{value:g}"
-        elif r["quantity"] == "count":
+        elif r["quantity"] in ("count", "monotone"):
             text = f"{int(value)}"
         elif r["quantity"] == "erank":
             text = f"{value:.2f}"
@@ -142,3 +142,30 @@ def macros(comparison: pd.DataFrame) -> str:
             text = f"{value:.4f}" if math.isfinite(value) else "--"
         lines.append(f"\\newcommand{{\\{macro_name(r['source'], r['row'], r['quantity'])}}}{{{text}}}")
     return "\n".join(lines) + "\n"
+
+
+def dial(envelope: pd.DataFrame) -> pd.DataFrame:
+    """Section 7's published endpoints of the tuned envelope and its monotonicity (RMS)."""
+    rows = []
+    by_variant = envelope.drop_duplicates("variant").set_index("variant")
+    for v in published.DIAL:
+        if v.quantity == "monotone":
+            rms = envelope[envelope["convention"] == v.row]
+            ok = select_monotone(rms)
+            rows.append(_row(v, float(ok), "rec and erank, p = 1 to 0", abs(float(ok) - v.value), math.nan,
+                             "", EXACT if ok else DIFFERS))
+            continue
+        if v.row not in by_variant.index:
+            continue
+        row = by_variant.loc[v.row]
+        value = float(row[v.quantity])
+        rows.append(_row(v, value, f"lr {row['lr']:g}", abs(value - v.value), math.nan, "",
+                         verdict(v.value, value, v.tolerance, math.nan)))
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def select_monotone(rows: pd.DataFrame) -> bool:
+    """rec and erank of an envelope both non-increasing from p = 1 to p = 0."""
+    ordered = rows.sort_values("p", ascending=False)
+    falls = lambda xs: all(a >= b for a, b in zip(xs, xs[1:]))
+    return falls(list(ordered["rec"])) and falls(list(ordered["erank"]))

@@ -91,3 +91,39 @@ def figure1(rows: list[dict], strict: bool = True):
                        loc="upper right", frameon=True, fontsize=8.2, framealpha=0.96)
     legend.get_frame().set_edgecolor("#DDDDDD")
     return fig
+
+
+def figure_dial(envelope: list[dict], gd_erank: float, planted_rank: int):
+    """The dial: effective rank of the tuned solution against p (RMS scalar), Adam on the left.
+
+    ``envelope``: rows with p, erank, rec (arm A, RMS); ``gd_erank``: Table 2's GD row, read from
+    the zoo's records; both drawn as reference lines with the planted rank.
+    """
+    house_style()
+    rows = sorted(envelope, key=lambda r: -r["p"])
+    ps = [r["p"] for r in rows]
+    eranks = [round(r["erank"], 1) for r in rows]
+    colour = METHOD_COLOUR["adam"]
+    fig, ax = plt.subplots(figsize=(4.3, 2.8))
+    ax.plot(ps, eranks, color=colour, lw=2.0, zorder=3)
+    ax.scatter(ps, eranks, s=34, color=colour, edgecolors="white", linewidths=0.7, zorder=4)
+    box = {"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none"}
+    if math.isfinite(gd_erank):
+        ax.axhline(gd_erank, color="black", lw=1.1, dashes=(5, 3), zorder=2)
+        ax.text(0.80, gd_erank + 0.11, f"GD  ({gd_erank:.2f})", ha="left", va="bottom", fontsize=8.4, bbox=box)
+    ax.axhline(planted_rank, color=FAINT, lw=1.0, ls=":", zorder=2)
+    ax.text(0.80, planted_rank + 0.10, f"planted rank  ({planted_rank})", ha="left", va="bottom",
+            fontsize=8.4, color=MUTED, bbox=box)
+    first, last = rows[0], rows[-1]
+    ax.text(1.02, 16.9, f"Adam ($p{{=}}1$)\nrec {first['rec']:.3f}", ha="left", va="top", fontsize=8.4, color=colour)
+    ax.annotate(f"scalar-Adam ($p{{=}}0$)\nrec {last['rec']:.3f}", xy=(0.0, round(last["erank"], 1)),
+                xytext=(0.0, 7.5), ha="right", va="bottom", fontsize=8.4, color=colour,
+                arrowprops={"arrowstyle": "->", "color": colour, "lw": 0.8})
+    ax.set_xticks([1, 0.75, 0.5, 0.25, 0])
+    ax.set_xticklabels(["1\n(Adam)", "0.75", "0.5", "0.25", "0\n(scalar)"])
+    ax.set_xlim(1.08, -0.12)
+    ax.set_ylim(2.2, 17.0)
+    ax.set_xlabel("preconditioner anisotropy $p$")
+    ax.set_ylabel("effective rank of solution")
+    ax.grid(axis="y")
+    return fig

@@ -31,16 +31,22 @@ def prepare(exp: dict, seed: int, dtype: str, device: torch.device):
 Cell = tuple[str, int, float, float]  # method, seed, lr, perturbation of U0
 
 
-def run_batch(experiment: str, exp: dict, cells: list[Cell], *, dtype: str = "float32",
-              device: str = "cpu", threads: int | None = None) -> list[dict]:
+def run_batch(experiment: str, exp: dict, cells: list[Cell], *, rules: dict[str, optim.Rule] | None = None,
+              dtype: str = "float32", device: str = "cpu", threads: int | None = None) -> list[dict]:
     """Train every (method, seed, lr, perturbation) cell as one batch; return the records.
 
-    The seeds' instances are stacked and all methods share the product with A; a run's numbers
-    do not depend on the other runs of its batch (sensing.Layout), so any grouping of cells into
-    jobs gives the same records.
+    ``rules`` maps a method label to its rule (default: the registry's rule of that name; the
+    dial passes its Adam-p variants). The seeds' instances are stacked and all methods share the
+    product with A; a run's numbers do not depend on the other runs of its batch
+    (sensing.Layout), so any grouping of cells into jobs gives the same records.
     """
     dev = runtime.configure(threads=threads, device=device)
-    rules = {method: optim.make(method) for method in dict.fromkeys(c[0] for c in cells)}
+    rules = dict(rules or {})
+    for method in dict.fromkeys(c[0] for c in cells):
+        rules.setdefault(method, optim.make(method) if method in optim.REGISTRY else None)
+        if rules[method] is None:
+            raise ValueError(f"no rule for method {method!r}")
+    loop = exp.get("loop", "canonical")
     seeds = list(dict.fromkeys(c[1] for c in cells))
     prepared = {seed: prepare(exp, seed, dtype, dev) for seed in seeds}
     inst = sensing.stack([prepared[seed][0] for seed in seeds])
@@ -48,18 +54,18 @@ def run_batch(experiment: str, exp: dict, cells: list[Cell], *, dtype: str = "fl
         inst, [rules[m] for m, _, _, _ in cells], [float(lr) for _, _, lr, _ in cells],
         torch.stack([prepared[seed][1] for _, seed, _, _ in cells]),
         torch.stack([prepared[seed][2] for _, seed, _, _ in cells]),
-        budget=exp["budget"], decayed=[m in exp["decayed"] for m, _, _, _ in cells], tol=exp["tol"],
+        budget=exp["budget"], decayed=[m in exp.get("decayed", []) for m, _, _, _ in cells], tol=exp["tol"],
         check_every=exp["check_every"], perturbations=[d for _, _, _, d in cells],
-        which=[seeds.index(seed) for _, seed, _, _ in cells])
+        which=[seeds.index(seed) for _, seed, _, _ in cells], loop=loop)
     env = runtime.environment(dtype, dev)
     size = {**problem_size(exp), "init": exp["init"], "budget": exp["budget"], "tol": exp["tol"],
-            "check_every": exp["check_every"], "loop": "canonical", "dtype": dtype, "device": str(dev)}
+            "check_every": exp["check_every"], "loop": loop, "dtype": dtype, "device": str(dev)}
     return [{
         "schema": records.SCHEMA, "experiment": experiment, "method": method, "lr": r.lr,
         "seed": seed, "perturbation": r.perturbation, "status": r.status, "steps": r.steps,
         "train": r.train, "rec": r.rec, "erank": r.erank, "nuc": r.nuc, "bal": r.bal,
         "curve": {"step": r.curve_steps, "loss": r.curve_loss},
-        "config": {**size, "schedule": "cosine" if method in exp["decayed"] else "const"},
+        "config": {**size, "schedule": "cosine" if method in exp.get("decayed", []) else "const"},
         "environment": env,
     } for (method, seed, _, _), r in zip(cells, results)]
 

@@ -27,7 +27,9 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
         "rec": mean("rec"), "train": mean("train"),
         "worst_train": grouped["train"].agg(lambda s: s.max(skipna=False)),
         "erank": mean("erank"), "nuc": mean("nuc"), "bal": mean("bal"),
-        "steps": grouped["steps"].mean(), "seeds": grouped["seed"].count(),
+        "rec_sd": grouped["rec"].agg(lambda s: s.std(ddof=0, skipna=False)),
+        "steps": grouped["steps"].mean(), "max_steps": grouped["steps"].max(),
+        "seeds": grouped["seed"].count(),
         "interpolated": grouped["status"].agg(lambda s: int((s == "interpolated").sum())),
         "diverged": grouped["status"].agg(lambda s: int((s == "diverged").sum())),
     }).reset_index()
@@ -46,7 +48,16 @@ def score_s2(cell: pd.Series, tol: float) -> tuple[float, bool]:
     return (cell["rec"] if gated else cell["rec"] + 10 + cell["train"]), bool(gated)
 
 
-RULES = {"S1": score_s1, "S2": score_s2}
+def score_s4(cell: pd.Series, tol: float) -> tuple[float, bool]:
+    """S4 "dial": a cell where any seed diverged is dropped; gated on mean train < tol;
+    otherwise mean rec + 10 (no train term)."""
+    if cell["diverged"] > 0:
+        return math.nan, False
+    gated = cell["train"] < tol
+    return (cell["rec"] if gated else cell["rec"] + 10), bool(gated)
+
+
+RULES = {"S1": score_s1, "S2": score_s2, "S4": score_s4}
 
 
 def select(cells: pd.DataFrame, grids: dict[str, list[float]], rule: str, tol: float) -> pd.DataFrame:
@@ -78,8 +89,8 @@ def select(cells: pd.DataFrame, grids: dict[str, list[float]], rule: str, tol: f
             if lr == best and len(ranked) > 1:
                 row["runner_up_lr"], row["margin"] = ranked[1][0], ranked[1][1] - ranked[0][1]
             out.append(row)
-    cols = ["method", "lr", "selected", "gated", "score", "runner_up_lr", "margin", "rec", "train",
-            "worst_train", "erank", "nuc", "bal", "steps", "seeds", "interpolated", "diverged"]
+    cols = ["method", "lr", "selected", "gated", "score", "runner_up_lr", "margin", "rec", "rec_sd", "train",
+            "worst_train", "erank", "nuc", "bal", "steps", "max_steps", "seeds", "interpolated", "diverged"]
     return pd.DataFrame(out)[cols]
 
 

@@ -96,6 +96,8 @@ def _num(value, quantity: str) -> str:
         return f"{value:g}"
     if quantity == "count":
         return f"{int(value)}"
+    if quantity == "monotone":
+        return "yes" if value else "no"
     if quantity == "erank":
         return f"{value:.2f}"
     return f"{value:.4f}"
@@ -115,3 +117,30 @@ def comparison_html(comparison: pd.DataFrame) -> str:
     caption = ", ".join(f"{counts.get(v, 0)} {v}" for v in classes)
     return _html_table(["Source", "Row", "Quantity", "Published", "Reproduced", "At", "Tolerance",
                         "Sensitivity", "Verdict", "Note"], rows, caption, row_classes)
+
+
+def _dial_rows(envelope: pd.DataFrame):
+    for _, r in envelope.iterrows():
+        yield r, f"{r['p']:g}", r["convention"].upper()
+
+
+def dial_latex(envelope: pd.DataFrame, verdicts: pd.DataFrame) -> str:
+    """The dial table: arm A (per-p tuned), both conventions; arm B's verdict per shared lr."""
+    lines = ["% Section 7 dial (Adam-p), generated from the workflow's run records. Do not edit.",
+             "\\begin{tabular}{llrrrr}", "\\toprule",
+             "Scalar & $p$ & $\\eta^\\ast$ & rec & erank & steps \\\\", "\\midrule"]
+    for r, p, conv in _dial_rows(envelope):
+        lines.append(f"{conv} & {p} & {r['lr']:g} & {fmt(r['rec'], 4)} $\\pm$ {fmt(r['rec_sd'], 4)} & "
+                     f"{fmt(r['erank'], 1)} & {int(r['steps']) if math.isfinite(r['steps']) else '--'} \\\\")
+    lines += ["\\midrule"]
+    for _, v in verdicts.iterrows():
+        lines.append(f"\\multicolumn{{6}}{{l}}{{\\footnotesize fixed lr {v['lr']:g} (RMS): {v['verdict']}}} \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
+def dial_html(envelope: pd.DataFrame, verdicts: pd.DataFrame) -> str:
+    rows = [[conv, p, f"{r['lr']:g}", f"{fmt(r['rec'], 4)} ± {fmt(r['rec_sd'], 4)}", fmt(r["erank"], 1),
+             str(int(r["steps"])) if math.isfinite(r["steps"]) else "--"] for r, p, conv in _dial_rows(envelope)]
+    caption = "; ".join(f"fixed lr {v['lr']:g} (RMS): {v['verdict']}" for _, v in verdicts.iterrows())
+    return _html_table(["Scalar", "p", "η*", "rec ± sd", "erank", "steps"], rows, caption)

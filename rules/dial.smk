@@ -1,0 +1,117 @@
+# Section 7: the Adam-p anisotropy dial. Per-seed training jobs (every variant and lr as one
+# batch), S4 selection, the tuned envelope (arm A), the fixed-lr verdicts (arm B), table, figure.
+
+
+rule dial_train:
+    message:
+        "Section 7 dial: every Adam-p variant and lr, seed {wildcards.seed}"
+    output:
+        [run_path("dial", name, lr, "{seed}") for name in dial_labels() for lr in config["dial"]["lrs"]],
+    log:
+        "logs/dial/train_seed{seed}.log",
+    benchmark:
+        "benchmarks/dial/train_seed{seed}.tsv"
+    conda:
+        "../envs/gaugelab.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    params:
+        seed=lambda w: int(w.seed),
+        settings=config["dial"],
+        dtype=config["dtype"],
+        device=config["device"],
+    script:
+        "../scripts/train_dial.py"
+
+
+rule dial_summary:
+    message:
+        "Section 7 dial: S4 selection, tuned envelope, fixed-lr verdicts"
+    input:
+        dial_runs(),
+    output:
+        summary="results/dial/summary.csv",
+        envelope="results/dial/envelope.csv",
+        fixed_lr="results/dial/fixed_lr.csv",
+    log:
+        "logs/dial/summary.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    params:
+        settings=config["dial"],
+    script:
+        "../scripts/summarize_dial.py"
+
+
+rule dial_table:
+    message:
+        "Section 7 dial table"
+    input:
+        envelope="results/dial/envelope.csv",
+        fixed_lr="results/dial/fixed_lr.csv",
+    output:
+        tex="results/tables/dial.tex",
+        html=report(
+            "results/tables/dial.html",
+            caption="../report/dial_table.rst",
+            category="Section 7: Adam-p dial",
+            labels={"item": "dial table"},
+        ),
+    log:
+        "logs/tables/dial.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    script:
+        "../scripts/table_dial.py"
+
+
+rule dial_figure:
+    message:
+        "Section 7 dial figure"
+    input:
+        envelope="results/dial/envelope.csv",
+        zoo_summary="results/zoo/summary.csv",
+    output:
+        pdf="results/figures/dial.pdf",
+        png=report(
+            "results/figures/dial.png",
+            caption="../report/dial_figure.rst",
+            category="Section 7: Adam-p dial",
+            labels={"item": "dial figure"},
+        ),
+    log:
+        "logs/figures/dial.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    params:
+        rank=config["dial"]["rank"],
+    script:
+        "../scripts/figure_dial.py"
+
+
+rule dial_comparison:
+    message:
+        "Section 7 dial: published versus reproduced"
+    input:
+        envelope="results/dial/envelope.csv",
+    output:
+        "results/dial/comparison.csv",
+    log:
+        "logs/dial/comparison.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    script:
+        "../scripts/compare_dial.py"
+
+
+rule dial:
+    message:
+        "Section 7: the Adam-p dial (table, figure, comparison)"
+    input:
+        "results/tables/dial.tex",
+        "results/tables/dial.html",
+        "results/figures/dial.pdf",
+        "results/figures/dial.png",
+        "results/paper/comparison.csv",

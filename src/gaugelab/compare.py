@@ -14,6 +14,7 @@ import re
 
 import pandas as pd
 
+from . import dial as dial_arms
 from . import published, select
 
 EXACT, WITHIN, DIFFERS = "exact", "within measured sensitivity", "differs"
@@ -167,5 +168,4 @@ def dial(envelope: pd.DataFrame) -> pd.DataFrame:
 def select_monotone(rows: pd.DataFrame) -> bool:
     """rec and erank of an envelope both non-increasing from p = 1 to p = 0."""
     ordered = rows.sort_values("p", ascending=False)
-    falls = lambda xs: all(a >= b for a, b in zip(xs, xs[1:]))
-    return falls(list(ordered["rec"])) and falls(list(ordered["erank"]))
+    return dial_arms.monotone(list(ordered["rec"])) and dial_arms.monotone(list(ordered["erank"]))

@@ -122,15 +122,20 @@ def muon(beta: float = 0.9, ns_steps: int = 5) -> Rule:
                 {"beta": beta, "ns_steps": ns_steps})
 
 
+def per_run_map(fn: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
+    """Apply ``fn`` to each run's slice separately. Vectorised and scalar transcendental kernels
+    (pow, log, exp) round differently and which entries fall in the scalar tail depends on the
+    tensor's length; per run, a run's arithmetic does not depend on its batch."""
+    return torch.stack([fn(row) for row in x])
+
+
 def matrix_power(m: Tensor, p: float, floor: float = 1e-6) -> Tensor:
     """Symmetrise, eigendecompose, clamp eigenvalues below at ``floor``, raise to ``p``."""
     m = 0.5 * (m + m.mT)
     evals, evecs = torch.linalg.eigh(m)
     clamped = evals.clamp_min(floor)
-    # pow per matrix: vectorised and scalar pow round differently, and which entries fall in the
-    # scalar tail depends on the tensor's length, so a batched run would drift from the same run alone.
-    flat = clamped.reshape(-1, clamped.shape[-1])
-    powered = torch.stack([row.pow(p) for row in flat]).reshape(clamped.shape)
+    flat = clamped.reshape(-1, clamped.shape[-1])  # pow per matrix (see per_run_map)
+    powered = per_run_map(lambda x: x.pow(p), flat).reshape(clamped.shape)
     return (evecs * powered.unsqueeze(-2)) @ evecs.mT
 
 
@@ -232,13 +237,6 @@ def adafactor(beta2: float = BETA2, eps: float = EPS, tiny: float = 1e-30) -> Ru
         return deltas, {"R": rows, "C": cols}
 
     return Rule("adafactor", False, init, update, {"beta2": beta2, "eps": eps, "tiny": tiny})
-
-
-def per_run_map(fn: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
-    """Apply ``fn`` to each run's slice separately. Vectorised and scalar transcendental kernels
-    (pow, log, exp) round differently and which entries fall in the scalar tail depends on the
-    tensor's length; per run, a run's arithmetic does not depend on its batch."""
-    return torch.stack([fn(row) for row in x])
 
 
 def adam_p(p: float = 1.0, convention: str = "rms", beta1: float = BETA1, beta2: float = BETA2,

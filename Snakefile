@@ -14,11 +14,13 @@ report: "report/workflow.rst"
 
 include: "rules/common.smk"
 include: "rules/sensing.smk"
+include: "rules/tables.smk"
+include: "rules/figures.smk"
 include: "rules/paper.smk"
+include: "rules/dial.smk"
 
 
 rule all:
     default_target: True
     input:
-        rules.zoo.input,
-        rules.dial.input,
+        DEFAULT_TARGETS,

@@ -14,6 +14,11 @@ gaugelab_config.validate(config)
 
 SENSING_EXPERIMENTS = ["zoo"]
 
+# Extension points: each rules file appends its comparison part (a CSV of published-vs-reproduced
+# rows) and the products its family contributes to the default target.
+COMPARISON_PARTS = []
+DEFAULT_TARGETS = []
+
 
 wildcard_constraints:
     seed=r"\d+",

@@ -91,6 +91,9 @@ rule dial_figure:
         "../scripts/figure_dial.py"
 
 
+COMPARISON_PARTS.append("results/dial/comparison.csv")
+
+
 rule dial_comparison:
     message:
         "Section 7 dial: published versus reproduced"
@@ -115,3 +118,6 @@ rule dial:
         "results/figures/dial.pdf",
         "results/figures/dial.png",
         "results/paper/comparison.csv",
+
+
+DEFAULT_TARGETS.extend(rules.dial.input)

@@ -77,9 +77,10 @@ class Layout:
     which: Tensor  # (B,) instance index of each run
     slot: Tensor   # (B,) row within the instance's block
     rows: int
+    dense: bool    # runs already sit block after block, no padding: the batch is its own blocks
 
     @classmethod
-    def of(cls, which: Tensor) -> "Layout":
+    def of(cls, which: Tensor, instances: int = 1) -> "Layout":
         which = which.to(torch.long)
         slot = torch.zeros_like(which)
         counts: dict[int, int] = {}
@@ -87,7 +88,9 @@ class Layout:
             slot[i] = counts.get(s, 0)
             counts[s] = slot[i].item() + 1
         most = max(counts.values(), default=1)
-        return cls(which, slot, most + (-most % GEMM_ROWS))
+        rows = most + (-most % GEMM_ROWS)
+        dense = len(which) == rows * instances and bool((which == torch.arange(len(which)) // rows).all())
+        return cls(which, slot, rows, dense)
 
 
 def loss(inst: Instance, u: Tensor, v: Tensor, layout: Layout | None = None) -> Tensor:
@@ -101,9 +104,12 @@ def loss(inst: Instance, u: Tensor, v: Tensor, layout: Layout | None = None) -> 
     if layout is None:
         layout = Layout.of(torch.zeros(count, dtype=torch.long))
     w = (u @ v.mT).reshape(count, -1)
-    blocks = w.new_zeros(inst.A.shape[0], layout.rows, w.shape[1])
-    blocks = blocks.index_put((layout.which, layout.slot), w)
-    pred = torch.bmm(blocks, inst.A.mT)[layout.which, layout.slot]
+    if layout.dense:  # the same product, without copying into zero-padded blocks
+        pred = torch.bmm(w.view(inst.A.shape[0], layout.rows, -1), inst.A.mT).reshape(count, -1)
+    else:
+        blocks = w.new_zeros(inst.A.shape[0], layout.rows, w.shape[1])
+        blocks = blocks.index_put((layout.which, layout.slot), w)
+        pred = torch.bmm(blocks, inst.A.mT)[layout.which, layout.slot]
     return (pred - inst.y[layout.which]).pow(2).mean(dim=1)
 
 
@@ -152,23 +158,33 @@ class _Group:
     def __init__(self, rule: optim.Rule, members: Tensor, u: Tensor, v: Tensor):
         self.rule, self.members = rule, members  # members: original run ids, ascending
         self.state = rule.init([u[members], v[members]])
+        self.place(members)
 
-    def keep(self, still_active: Tensor) -> None:
+    def place(self, rows: Tensor) -> None:
+        """Where the group's runs sit in the batch: a slice (a view, no copy) when contiguous."""
+        first = int(rows[0])
+        contiguous = bool((rows == torch.arange(first, first + len(rows))).all())
+        self.rows = slice(first, first + len(rows)) if contiguous else rows
+
+    def keep(self, still_active: Tensor, position: Tensor) -> None:
         mask = still_active[self.members]
         if not mask.all():
             self.state = optim.select_runs(self.state, mask.nonzero().flatten())
             self.members = self.members[mask]
+        self.place(position[self.members])
 
 
 def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float], u0: Tensor, v0: Tensor, *,
           budget: int, decayed: bool | list[bool], tol: float = 1e-7, check_every: int = 200,
           perturbations: list[float] | None = None, which: list[int] | None = None,
-          loop: str = "canonical") -> list[RunResult]:
+          loop: str = "canonical", early_stop: bool = True) -> list[RunResult]:
     """Run the canonical loop (spec §2.1), or the dial loop (§2.2), for every run at once.
 
     The dial loop has no per-step divergence test: at each check it evaluates the post-update
     loss, stops a run as diverged above 1e6 (or non-finite) and as interpolated below ``tol``;
     at the budget the post-update loss decides the status and is the reported train loss.
+    ``early_stop=False`` is the no-early-stop variant (§2.2, decay-full mode): every run executes
+    all ``budget`` steps, and ``tol`` still decides its status at the end.
 
     ``rule`` and ``decayed`` are shared or given per run: runs of several methods share the
     product with A (the cost that dominates), each method updating its own runs. ``inst`` is one
@@ -199,7 +215,7 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
         groups.append(_Group(r, members, u, v))
     active = torch.arange(count)  # original run id of each row of the batch
     position = torch.arange(count)  # row of each original run (valid while active)
-    layout = Layout.of(run_instance)
+    layout = Layout.of(run_instance, inst.A.shape[0])
     curves: list[list[float]] = [[] for _ in range(count)]
     curve_steps: list[int] = []
     results: dict[int, RunResult] = {}
@@ -237,7 +253,7 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
         lr_t = torch.where(decay_mask[active], base_lr[active] * factor, base_lr[active])
         du, dv = torch.empty_like(u), torch.empty_like(v)
         for group in groups:
-            rows = position[group.members]
+            rows = group.rows
             (du_g, dv_g), group.state = group.rule.update([gu[rows], gv[rows]], group.state, lr_t[rows], t)
             du[rows], dv[rows] = du_g, dv_g
         u, v = u + du, v + dv
@@ -253,7 +269,7 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
         done = diverged.clone()
         if diverged.any():
             retire(diverged.nonzero().flatten(), t, check_loss, STATUS_DIVERGED)
-        if t % check_every == 0:
+        if early_stop and t % check_every == 0:
             converged = ~diverged & (check_loss < tol)
             if converged.any():
                 retire(converged.nonzero().flatten(), t, check_loss, STATUS_INTERPOLATED)
@@ -268,8 +284,8 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
             position[active] = torch.arange(len(active))
             groups = [g for g in groups if still_active[g.members].any()]
             for group in groups:
-                group.keep(still_active)
-            layout = Layout.of(run_instance[active])
+                group.keep(still_active, position)
+            layout = Layout.of(run_instance[active], inst.A.shape[0])
     else:
         rows = torch.arange(len(active))
         interpolated = check_loss < tol

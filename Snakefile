@@ -13,11 +13,16 @@ report: "report/workflow.rst"
 
 
 include: "rules/common.smk"
+include: "rules/data.smk"
 include: "rules/sensing.smk"
 include: "rules/tables.smk"
 include: "rules/figures.smk"
 include: "rules/paper.smk"
 include: "rules/dial.smk"
+include: "rules/twins.smk"  # Section 6, Appendix D.5
+include: "rules/diagnose.smk"
+include: "rules/controls.smk"  # Section 5 controls, App. D; Table 2 reference row
+include: "rules/table9.smk"  # Table 9: float64 twins; the `gpu` target; merging extension
 
 
 rule all:

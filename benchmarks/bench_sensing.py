@@ -2,11 +2,13 @@
 
 The baseline trains one run at a time the obvious way: ``torch.optim`` where PyTorch has the
 rule (SGD, Adam, RMSprop), a minimal ``torch.optim.Optimizer`` written out below where it does
-not, the spec's loop and loss. The engine runs the same cells with ``runner.run_batch`` (one batch
-per seed). Both use the same thread count. Prints seconds per method, the ratio, and the largest
-recovery difference between the two on the stable (non-chaotic) methods as a same-work check.
+not, the spec's loop and loss. The engine runs the same cells with ``runner.run_batch`` (the whole
+sweep as one batch, or one batch per seed with ``--batch seed``). Both use the same thread count.
+Prints seconds per method, the ratio, and the largest recovery difference between the two on the
+stable (non-chaotic) methods as a same-work check.
 
-    python benchmarks/bench_sensing.py                 # the full sweep (about 12 min here)
+    python benchmarks/bench_sensing.py                 # the full sweep, 1 thread (about 6 min here)
+    python benchmarks/bench_sensing.py --threads 2     # both sides on two threads
     python benchmarks/bench_sensing.py --budget 2000   # a quick look
 """
 
@@ -117,7 +119,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--budget", type=int, help="override the step budget (default: the protocol's)")
     ap.add_argument("--methods", nargs="*", help="subset of the zoo (default: all nine)")
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=1, help="torch threads, the same for both (default 1)")
+    ap.add_argument("--batch", choices=["all", "seed"], default="all",
+                    help="the engine's batches: the whole sweep as one (default) or one per seed")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     cfg = config.load()
@@ -126,9 +130,10 @@ def main() -> None:
 
     start = time.perf_counter()
     engine = {}
-    for seed in cfg["seeds"]:
-        cells = [(m, seed, lr, 0.0) for m, g in grids.items() for lr in g]
-        for (m, _, lr, _), rec in zip(cells, runner.run_batch("zoo", exp, cells, threads=args.threads)):
+    batches = [cfg["seeds"]] if args.batch == "all" else [[seed] for seed in cfg["seeds"]]
+    for seeds in batches:
+        cells = [(m, seed, lr, 0.0) for seed in seeds for m, g in grids.items() for lr in g]
+        for (m, seed, lr, _), rec in zip(cells, runner.run_batch("zoo", exp, cells, threads=args.threads)):
             engine[(m, lr, seed)] = rec["rec"]
     engine_s = time.perf_counter() - start
 
@@ -143,7 +148,8 @@ def main() -> None:
     total_plain = sum(plain_s.values())
 
     runs = sum(len(g) for g in grids.values()) * len(cfg["seeds"])
-    print(f"Table 2 sweep: {runs} runs, budget {exp['budget']}, {args.threads} thread(s), torch {torch.__version__}")
+    print(f"Table 2 sweep: {runs} runs, budget {exp['budget']}, {args.threads} thread(s), engine batches: "
+          f"{args.batch}, torch {torch.__version__}")
     for method, seconds in plain_s.items():
         print(f"  plain {method:12s} {seconds:7.1f} s")
     print(f"plain PyTorch, one run at a time: {total_plain:7.1f} s")

@@ -117,7 +117,7 @@ rule dial:
         "results/tables/dial.html",
         "results/figures/dial.pdf",
         "results/figures/dial.png",
-        "results/paper/comparison.csv",
+        "results/dial/comparison.csv",
 
 
 DEFAULT_TARGETS.extend(rules.dial.input)

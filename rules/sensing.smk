@@ -1,43 +1,43 @@
 # Matrix-sensing training jobs, their extraction, and the sensitivity reruns.
 #
-# One training job = one seed of an experiment: every method at every lr advances as one batch
-# sharing the product with A (gaugelab.runner.run_batch), and writes one record per run. A run's
-# numbers do not depend on its batch, so this grouping is a speed choice only (README: Speed).
+# One training job = one shard of an experiment: its runs (every method, lr and seed, dealt
+# round-robin; config `shards`) advance as one batch sharing the product with A
+# (gaugelab.runner.run_batch), and each run writes its own record. A run's numbers do not depend
+# on its batch, so the grouping is a speed choice only (README: Speed).
 
 for _experiment in SENSING_EXPERIMENTS:
+    for _shard in range(SHARDS):
 
-    rule:
-        name:
-            f"{_experiment}_train"
-        message:
-            f"{_experiment}: every method and lr, seed {{wildcards.seed}}"
-        output:
-            [
-                run_path(_experiment, method, lr, "{seed}")
-                for method, grid in config[_experiment]["grids"].items()
-                for lr in grid
-            ],
-        log:
-            f"logs/{_experiment}/train_seed{{seed}}.log",
-        benchmark:
-            f"benchmarks/{_experiment}/train_seed{{seed}}.tsv"
-        conda:
-            "../envs/gaugelab.yaml"
-        threads: 1
-        resources:
-            mem_mb=2000,
-            runtime=60,
-        params:
-            experiment=_experiment,
-            seed=lambda w: int(w.seed),
-            settings=config[_experiment],
-            dtype=config["dtype"],
-            device=config["device"],
-        script:
-            "../scripts/train_sensing.py"
+        rule:
+            name:
+                f"{_experiment}_train_{_shard}"
+            message:
+                f"{_experiment}: training shard {_shard + 1} of {SHARDS}"
+            output:
+                [run_path(_experiment, *cell) for cell in shard_cells(_experiment, _shard)],
+            log:
+                f"logs/{_experiment}/train_shard{_shard}.log",
+            benchmark:
+                f"benchmarks/{_experiment}/train_shard{_shard}.tsv"
+            conda:
+                "../envs/gaugelab.yaml"
+            threads: 1
+            resources:
+                mem_mb=2000,
+                runtime=60,
+            params:
+                experiment=_experiment,
+                cells=shard_cells(_experiment, _shard),
+                settings=SENSING[_experiment],
+                dtype=config["dtype"],
+                device=config["device"],
+            script:
+                "../scripts/train_sensing.py"
 
 
 rule sensing_summary:
+    wildcard_constraints:
+        experiment="|".join(SENSING_EXPERIMENTS),
     message:
         "{wildcards.experiment}: aggregate seeds and select learning rates"
     input:
@@ -49,24 +49,26 @@ rule sensing_summary:
     conda:
         "../envs/gaugelab.yaml"
     params:
-        grids=lambda w: config[w.experiment]["grids"],
-        rule=lambda w: config[w.experiment]["selection"],
-        tol=lambda w: config[w.experiment]["tol"],
+        grids=lambda w: SENSING[w.experiment]["grids"],
+        rule=lambda w: SENSING[w.experiment]["selection"],
+        tol=lambda w: SENSING[w.experiment]["tol"],
     script:
         "../scripts/summarize_sensing.py"
 
 
 rule sensing_sensitivity:
+    wildcard_constraints:
+        experiment="|".join(SENSING_EXPERIMENTS),
     message:
-        "{wildcards.experiment}: perturbed reruns of the cells the comparison rests on, seed {wildcards.seed}"
+        "{wildcards.experiment}: perturbed reruns of the cells the comparison rests on, shard {wildcards.shard}"
     input:
         lambda w: experiment_runs(w.experiment),
     output:
-        "results/runs/{experiment}/sensitivity_seed{seed}.json",
+        "results/runs/{experiment}/sensitivity_shard{shard}.json",
     log:
-        "logs/{experiment}/sensitivity_seed{seed}.log",
+        "logs/{experiment}/sensitivity_shard{shard}.log",
     benchmark:
-        "benchmarks/{experiment}/sensitivity_seed{seed}.tsv"
+        "benchmarks/{experiment}/sensitivity_shard{shard}.tsv"
     conda:
         "../envs/gaugelab.yaml"
     threads: 1
@@ -74,9 +76,11 @@ rule sensing_sensitivity:
         mem_mb=2000,
         runtime=60,
     params:
-        seed=lambda w: int(w.seed),
-        settings=lambda w: config[w.experiment],
-        rule=lambda w: config[w.experiment]["selection"],
+        shard=lambda w: int(w.shard),
+        shards=SHARDS,
+        seeds=config["seeds"],
+        settings=lambda w: SENSING[w.experiment],
+        rule=lambda w: SENSING[w.experiment]["selection"],
         perturbations=config["sensitivity"]["perturbations"],
         dtype=config["dtype"],
         device=config["device"],

@@ -9,7 +9,8 @@ import pandas as pd  # noqa: E402
 
 from gaugelab import compare, tables  # noqa: E402
 
-comparison = pd.concat([pd.read_csv(path, keep_default_na=False, na_values=[""]) for path in snakemake.input.parts],
+comparison = pd.concat([pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"published": str, "at": str})
+                         for path in snakemake.input.parts],
                        ignore_index=True)
 comparison["note"] = comparison["note"].fillna("")
 comparison.to_csv(snakemake.output.csv, index=False)

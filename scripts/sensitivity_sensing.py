@@ -1,5 +1,6 @@
-"""Rerun, for one seed, the cells the comparison rests on (each method's selected lr, its
-runner-up, and the published lr) with the initial U scaled by (1 + delta), as one batch."""
+"""Rerun the cells the comparison rests on (each method's selected lr, its runner-up, and the
+published lr, on every seed) with the initial U scaled by (1 + delta): this job's shard of them
+(dealt round-robin), as one batch."""
 import sys
 from pathlib import Path
 
@@ -23,7 +24,8 @@ for method, grid in p.settings["grids"].items():
         published_lr = None
     if published_lr in grid:
         lrs.add(published_lr)
-    cells += [(method, p.seed, lr, delta) for lr in sorted(lrs) for delta in p.perturbations]
+    cells += [(method, seed, lr, delta) for lr in sorted(lrs) for seed in p.seeds for delta in p.perturbations]
+cells = cells[p.shard::p.shards]
 recs = runner.run_batch(w.experiment, p.settings, cells, dtype=p.dtype, device=p.device,
                         threads=snakemake.threads) if cells else []
 records.write_bundle(snakemake.output[0], recs)

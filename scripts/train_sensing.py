@@ -1,4 +1,4 @@
-"""One training job: every method at every lr of one seed, as one batch."""
+"""One training job: a shard of an experiment's runs (method, lr, seed), as one batch."""
 import sys
 from pathlib import Path
 
@@ -8,7 +8,7 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w")
 from gaugelab import records, runner  # noqa: E402
 
 p = snakemake.params
-cells = [(method, p.seed, lr, 0.0) for method, grid in p.settings["grids"].items() for lr in grid]
+cells = [(method, seed, lr, 0.0) for method, lr, seed in p.cells]
 recs = runner.run_batch(p.experiment, p.settings, cells, dtype=p.dtype, device=p.device,
                         threads=snakemake.threads)
 for path, record in zip(snakemake.output, recs):

@@ -55,3 +55,36 @@ def test_s4_drops_any_diverged_cell_and_has_no_train_term():
     out = select.select(c, {"p1": [0.01, 0.1, 0.3]}, "S4", 1e-7).set_index("lr")
     assert out.loc[0.01, "selected"] and math.isnan(out.loc[0.1, "score"])
     assert out.loc[0.3, "score"] == 0.2 + 10  # not gated: +10, no train term
+
+
+def test_s3a_rec_sel_gates_on_the_mean_and_falls_back_to_the_floor_without_penalty():
+    c = cells([("gd", 0.01, 0.3, 5e-8, 2e-7), ("gd", 0.03, 0.1, 1e-6, 1e-6), ("gd", 0.1, 0.2, 1e-8, 1e-8)])
+    out = select.select(c, {"gd": [0.01, 0.03, 0.1]}, "S3a", 1e-7).set_index("lr")
+    assert out.loc[0.1, "selected"]  # the lower-rec 0.03 cell does not interpolate: out of the pool
+    floor = cells([("rmsprop", 1e-4, 0.6, 1e-5, 1e-5), ("rmsprop", 1e-3, 0.5, 1e-3, 1e-3)])
+    out = select.select(floor, {"rmsprop": [1e-4, 1e-3]}, "S3a", 1e-7).set_index("lr")
+    assert out.loc[1e-3, "selected"] and out.loc[1e-3, "score"] == 0.5  # no penalty term
+
+
+def test_s3b_spd_sel_takes_the_fewest_steps_else_the_lowest_train():
+    c = cells([("gd", 0.01, 0.3, 5e-8, 5e-8), ("gd", 0.03, 0.1, 5e-8, 5e-8), ("gd", 0.1, 0.2, 1e-6, 1e-6)])
+    c["steps"] = [4000, 1200, 200]
+    out = select.select(c, {"gd": [0.01, 0.03, 0.1]}, "S3b", 1e-7).set_index("lr")
+    assert out.loc[0.03, "selected"]  # 0.1 is faster but does not interpolate
+    slow = cells([("rmsprop", 1e-4, 0.6, 1e-5, 1e-5), ("rmsprop", 1e-3, 0.5, 1e-3, 1e-3)])
+    out = select.select(slow, {"rmsprop": [1e-4, 1e-3]}, "S3b", 1e-7).set_index("lr")
+    assert out.loc[1e-4, "selected"]  # lowest train
+
+
+def test_s6_selects_nothing():
+    c = cells([("gd", 0.01, 0.3, 5e-8, 5e-8), ("gd", 0.03, 0.1, 5e-8, 5e-8)])
+    assert not select.select(c, {"gd": [0.01, 0.03]}, "S6", 1e-7)["selected"].any()
+
+
+def test_midpoint_split_counts_against_the_gd_adam_midpoint():
+    chosen = pd.DataFrame({"method": ["gd", "muon", "adam", "signum", "shampoo"],
+                           "rec": [0.13, 0.0, 0.57, 0.45, 0.36]})
+    mid = select.midpoint_split(chosen)
+    assert abs(mid["threshold"] - 0.35) < 1e-12 and mid["total"] == 5
+    assert mid["correct"] == 4  # shampoo (eq) lands above the midpoint
+    assert math.isnan(select.midpoint_split(chosen[chosen["method"] != "adam"])["threshold"])

@@ -130,3 +130,13 @@ def test_dial_loop_checks_the_post_update_loss():
     assert budget.status == "budget" and budget.steps == 50 and math.isfinite(budget.train)
     with pytest.raises(ValueError, match="unknown loop"):
         sensing.train(inst, optim.make("gd"), [0.1], u, v, budget=1, decayed=False, loop="gpu")
+
+
+def test_no_early_stop_runs_every_step_and_tol_still_decides_the_status():
+    inst, (u, v) = small()
+    stopped, = sensing.train(inst, optim.make("adam"), [0.01], u, v, budget=3000, decayed=False, tol=1e-3)
+    full, = sensing.train(inst, optim.make("adam"), [0.01], u, v, budget=3000, decayed=False, tol=1e-3,
+                          early_stop=False)
+    assert stopped.steps < 3000 and full.steps == 3000
+    assert full.status == "interpolated" and full.train < stopped.train
+    assert full.curve_loss[: len(stopped.curve_loss) - 1] == stopped.curve_loss[:-1]

@@ -26,7 +26,9 @@ PRODUCTS = ["results/tables/table2.tex", "results/tables/table2.html", "results/
             "results/figures/figure1.png", "results/paper/comparison.csv", "results/paper/comparison.html",
             "results/paper/macros.tex", "results/zoo/summary.csv", "results/tables/dial.tex",
             "results/tables/dial.html", "results/figures/dial.pdf", "results/figures/dial.png",
-            "results/dial/envelope.csv", "results/dial/fixed_lr.csv"]
+            "results/dial/envelope.csv", "results/dial/fixed_lr.csv", "results/tables/table3.tex",
+            "results/tables/table3.html", "results/tables/d5.tex", "results/figures/figure2.pdf",
+            "results/figures/figure2.png", "results/twins/comparison.csv"]
 
 
 def snakemake(workdir, *args, configfile=SMOKE, check=True, **kw):
@@ -41,11 +43,8 @@ def products(workdir):
     return {p: (Path(workdir) / p).read_bytes() for p in PRODUCTS}
 
 
-@pytest.fixture(scope="module")
-def smoke(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("smoke")
-    snakemake(workdir, "--cores", "2")
-    return workdir
+# `smoke`, the local run of the smoke configuration, is a session fixture in conftest.py: the
+# cluster and report tests compare against the same run.
 
 
 def test_smoke_run_produces_every_output(smoke):
@@ -57,7 +56,7 @@ def test_smoke_run_produces_every_output(smoke):
     assert len(dial_runs) == 5 * 2 * 2  # Adam-p variants (p1, rms/geo x 0.5, 0) x lrs x seeds
     assert all(records.is_valid(p) for p in runs + dial_runs)
     comparison = pd.read_csv(smoke / "results/paper/comparison.csv", keep_default_na=False)
-    assert len(comparison) == 9 * 3 + 3 + 7
+    assert len(comparison) == 9 * 3 + 3 + 7 + 2 + 3 + 6 + 4 + 15  # zoo, dial; controls: reference row, 60x60, Table 6; Table 9 (2L/d64 step-1 min, max, ratio_T9, identity); Section 6 / D.5 twins
     assert set(comparison["verdict"]) <= {"exact", "within measured sensitivity", "differs"}
     tex = (smoke / "results/tables/table2.tex").read_text()
     assert tex.count("\\\\") >= 10 and "\\begin{tabular}" in tex
@@ -116,15 +115,21 @@ def test_bad_config_fails_before_any_job(tmp_path, bad, key):
     assert not (tmp_path / "results").exists()
 
 
-def test_dry_run_job_counts_of_the_default_config(tmp_path):
-    proc = snakemake(tmp_path, "-n", "--quiet", "rules", configfile=ROOT / "config.yaml")
+def dry_run_counts(workdir, *targets):
+    proc = snakemake(workdir, "-n", *targets, "--quiet", "rules", configfile=ROOT / "config.yaml")
     table = proc.stdout + proc.stderr
-    counts = {line.split()[0]: int(line.split()[1]) for line in table.splitlines()
-              if len(line.split()) == 2 and line.split()[1].isdigit()}
-    assert counts["zoo_train"] == 3  # one job per seed: every method and lr as one batch
-    assert counts["sensing_sensitivity"] == 3
+    return {line.split()[0]: int(line.split()[1]) for line in table.splitlines()
+            if len(line.split()) == 2 and line.split()[1].isdigit()}
+
+
+def test_dry_run_job_counts_of_the_default_config(tmp_path):
+    counts = dry_run_counts(tmp_path)
+    # the zoo's 108 runs dealt over `shards` (default 2) jobs, each one batch
+    assert counts["zoo_train_0"] == counts["zoo_train_1"] == 1 and "zoo_train_2" not in counts
     assert counts["table2"] == counts["figure1"] == counts["comparison"] == 1
     assert counts["dial_train"] == 3 and counts["dial_table"] == counts["dial_figure"] == 1
+    zoo = dry_run_counts(tmp_path, "zoo")
+    assert zoo["sensing_sensitivity"] == 2  # the zoo's perturbed reruns, one job per shard
 
 
 def test_lint_is_clean():
@@ -149,3 +154,36 @@ def test_interrupted_run_resumes_and_matches(smoke, tmp_path):
     snakemake(tmp_path, "--cores", "2")
     assert all(p.stat().st_mtime_ns == t for p, t in before.items()), "finished training jobs were rerun"
     assert products(tmp_path) == products(smoke)
+
+
+CONTROL_TABLES = ["table6", "nuclear_reference", "second_size", "init_scale", "lr_sensitivity", "classification"]
+
+
+def test_smoke_run_produces_the_controls(smoke):
+    for name in CONTROL_TABLES:
+        for ext in ("tex", "html"):
+            assert (smoke / f"results/tables/{name}.{ext}").stat().st_size > 0, name
+    assert (smoke / "results/figures/lr_sensitivity.png").read_bytes()[:4] == b"\x89PNG"
+    full = sorted((smoke / "results/runs/schedule_decay_full").rglob("seed*.json"))
+    finished = [records.read(p) for p in full]
+    # no early stop in decay-full mode: every run that does not diverge executes the whole budget
+    assert len(full) == 5 * 2 * 2 and all(r["steps"] == 400 for r in finished if r["status"] != "diverged")
+    assert len(list((smoke / "results/runs/nuclear_reference").glob("seed*.json"))) == 2
+    counts = pd.read_csv(smoke / "results/controls/classification.csv")
+    assert len(counts) == 3
+
+
+def test_control_tables_compile_with_pdflatex(smoke, tmp_path):
+    if shutil.which("pdflatex") is None:
+        if os.environ.get("CI"):
+            pytest.fail("pdflatex is missing in CI (.ci/run installs TeX Live)")
+        pytest.skip("pdflatex not installed (Debian: texlive-latex-recommended)")
+    body = ""
+    for name in CONTROL_TABLES:
+        shutil.copy(smoke / f"results/tables/{name}.tex", tmp_path / f"{name}.tex")
+        body += f"\\input{{{name}.tex}}\\par\n"
+    (tmp_path / "doc.tex").write_text("\\documentclass{article}\\usepackage{booktabs}\\begin{document}\n"
+                                      + body + "\\end{document}\n")
+    proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:]

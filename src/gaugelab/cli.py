@@ -6,21 +6,22 @@ import argparse
 import sys
 
 from . import config as configuration
-from . import optim, records, runner
+from . import controls, optim, records, runner
 
 
 def _sensing(args: argparse.Namespace) -> int:
     cfg = configuration.load(args.config)
-    if args.experiment not in cfg or not isinstance(cfg[args.experiment], dict) or "grids" not in cfg[args.experiment]:
-        raise SystemExit(f"gaugelab: no sensing experiment {args.experiment!r} in the config")
-    exp = dict(cfg[args.experiment])
+    experiments = controls.sensing_experiments(cfg)  # the zoo and the arms of its controls
+    if args.experiment not in experiments:
+        raise SystemExit(f"gaugelab: no sensing experiment {args.experiment!r}; known: {', '.join(experiments)}")
+    exp = dict(experiments[args.experiment])
     for key in ("n", "rank", "width", "budget", "init", "tol"):
         if getattr(args, key) is not None:
             exp[key] = getattr(args, key)
     if args.schedule is not None:
         others = [m for m in exp["decayed"] if m != args.method]
         exp["decayed"] = others + ([args.method] if args.schedule == "cosine" else [])
-    configuration.validate({args.experiment: exp})
+    configuration.validate({"zoo": exp})  # every sensing experiment has the zoo block's schema
     if args.lr <= 0:
         raise SystemExit(f"gaugelab: --lr must be positive, got {args.lr}")
     record, = runner.run_cells(args.experiment, exp, args.method, args.seed, [args.lr],
@@ -29,6 +30,57 @@ def _sensing(args: argparse.Namespace) -> int:
     records.write_json(args.output, record)
     print(f"{args.method} lr={args.lr:g} seed={args.seed}: {record['status']} after {record['steps']} steps, "
           f"rec={record['rec']:.4f} erank={record['erank']:.2f} train={record['train']:.2e} -> {args.output}")
+    return 0
+
+
+def _diagnose(args: argparse.Namespace) -> int:
+    import yaml
+
+    from . import diagnose
+
+    options = {}
+    for item in args.option or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"gaugelab: --option takes KEY=VALUE, got {item!r}")
+        options[key] = yaml.safe_load(value)
+    try:
+        result = diagnose.run_all(args.optimizer, diagnose.testbeds_of(args.testbed), steps=args.steps, lr=args.lr,
+                                  dtype=args.dtype, sigma=args.sigma, options=options, threads=args.threads)
+    except diagnose.DiagnoseError as exc:
+        print(f"gaugelab: {exc}", file=sys.stderr)
+        return 2
+    label = diagnose.label_of(args.optimizer)
+    output = args.output or f"diagnose_{label}.json"
+    stem = None if args.no_figure else output.removesuffix(".json")
+    diagnose.write(result, output, stem)
+    for report in result["reports"].values():
+        print(diagnose.format_line(report))
+    print(f"-> {output}" + ("" if stem is None else f", {stem}.<testbed>.pdf/.png"))
+    verdicts = {r["verdict"] for r in result["reports"].values()}
+    return 1 if args.expect and verdicts != {args.expect} else 0
+
+
+def _twins(args: argparse.Namespace) -> int:
+    from . import twins
+
+    cfg = configuration.load(args.config)
+    settings = dict(cfg["twins"])
+    if args.steps is not None:
+        settings["steps"] = args.steps
+    for name in ("lr", "lr_aux"):
+        if getattr(args, name) is not None:
+            settings[name] = {**settings["lr"], args.optimizer: args.lr} if name == "lr" else args.lr_aux
+    configuration.validate({"twins": settings})
+    try:
+        pair = twins.Pair.of(args.optimizer, args.twin, args.init_seed, args.twin_seed, args.sigma or 0.0)
+    except ValueError as exc:
+        raise SystemExit(f"gaugelab: {exc}") from None
+    record = twins.train_pair(pair, settings, threads=args.threads)
+    records.write_json(args.output, record)
+    steps = "  ".join(f"{s}: {d:.2e}" for s, d, _, _ in record["curve"])
+    print(f"{pair}: {record['status']}; drift {steps}; QK drift {record['curve'][-1][2]:.2e} "
+          f"({record['wall_s']:.0f} s) -> {args.output}")
     return 0
 
 
@@ -41,7 +93,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", required=True, type=int)
     s.add_argument("-o", "--output", required=True, help="record path (JSON)")
     s.add_argument("--config", help="YAML config (default: the paper's protocol)")
-    s.add_argument("--experiment", default="zoo", help="sensing experiment block of the config")
+    s.add_argument("--experiment", default="zoo",
+                   help="sensing experiment: zoo or an arm of a control (second_size, schedule_decay_full, ...)")
     s.add_argument("--budget", type=int, help="step budget T (also the cosine horizon)")
     s.add_argument("--init", type=float, help="factor initialisation scale")
     s.add_argument("--n", type=int, help="target size n")
@@ -54,6 +107,37 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--device", choices=["auto", "cpu", "cuda"])
     s.add_argument("--threads", type=int, help="torch threads")
     s.set_defaults(func=_sensing)
+    d = sub.add_parser("diagnose", help="put an optimizer through the twin triplet (gauge, A=I, noise) -> verdict",
+                       description="Verdicts and thresholds: see gaugelab.diagnose (module docstring) and the README.")
+    d.add_argument("--optimizer", required=True,
+                   help="a registry name (adam, muon, ...) or package.module:Attr (a torch.optim.Optimizer "
+                        "subclass, a factory returning one, or a gaugelab.optim.Rule)")
+    d.add_argument("--testbed", default="sensing", help="sensing, attention or both (default: sensing)")
+    d.add_argument("--steps", type=int, default=100, help="training steps per copy (default 100)")
+    d.add_argument("--lr", type=float, default=1e-2, help="learning rate (default 1e-2)")
+    d.add_argument("--dtype", choices=["float32", "float64"], default="float64")
+    d.add_argument("--option", action="append", metavar="KEY=VALUE",
+                   help="optimizer keyword argument (value read as YAML), repeatable")
+    d.add_argument("--sigma", type=float, help="noise twin's relative perturbation (default: sqrt(eps) of --dtype)")
+    d.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    d.add_argument("-o", "--output", help="JSON report (default diagnose_<label>.json); figures beside it")
+    d.add_argument("--no-figure", action="store_true", help="write the JSON report only")
+    d.add_argument("--expect", choices=["equivariant", "basis-dependent", "chaotic", "determinism failure",
+                                        "inconclusive"], help="exit 1 unless every testbed gets this verdict")
+    d.set_defaults(func=_diagnose)
+    t = sub.add_parser("twins", help="one attention twin pair (Section 6) -> one JSON record")
+    t.add_argument("--optimizer", required=True, choices=["adam", "sgd", "scalar_adam", "muon"])
+    t.add_argument("--twin", required=True, choices=["gauge", "identity", "noise"])
+    t.add_argument("--init-seed", required=True, type=int, help="torch.manual_seed before the model is built")
+    t.add_argument("--twin-seed", type=int, help="gauge draw seed (gauge twins; default 888 noise, 0 identity)")
+    t.add_argument("--sigma", type=float, help="noise scale on W_Q, W_K (noise twins)")
+    t.add_argument("-o", "--output", required=True, help="record path (JSON)")
+    t.add_argument("--steps", type=int, help="training steps (default: the config's, 1500)")
+    t.add_argument("--lr", type=float, help="learning rate of --optimizer (default: the protocol's)")
+    t.add_argument("--lr-aux", type=float, help="Muon hybrid: Adam's lr on the non-matrix parameters")
+    t.add_argument("--config", help="YAML config (default: the paper's protocol)")
+    t.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    t.set_defaults(func=_twins)
     return top
 
 

@@ -15,7 +15,7 @@ import re
 import pandas as pd
 
 from . import dial as dial_arms
-from . import published, select
+from . import published, select, tables
 
 EXACT, WITHIN, DIFFERS = "exact", "within measured sensitivity", "differs"
 COLUMNS = ["source", "row", "quantity", "published", "published_value", "reproduced", "at",
@@ -139,6 +139,8 @@ def macros(comparison: pd.DataFrame) -> str:
             text = f"{int(value)}"
         elif r["quantity"] == "erank":
             text = f"{value:.2f}"
+        elif math.isfinite(value) and tables.twin_quantity_text(value, r["quantity"]) is not None:
+            text = tables.twin_quantity_text(value, r["quantity"])
         else:
             text = f"{value:.4f}" if math.isfinite(value) else "--"
         lines.append(f"\\newcommand{{\\{macro_name(r['source'], r['row'], r['quantity'])}}}{{{text}}}")
@@ -169,3 +171,103 @@ def select_monotone(rows: pd.DataFrame) -> bool:
     """rec and erank of an envelope both non-increasing from p = 1 to p = 0."""
     ordered = rows.sort_values("p", ascending=False)
     return dial_arms.monotone(list(ordered["rec"])) and dial_arms.monotone(list(ordered["erank"]))
+
+
+def nuclear(reference: pd.DataFrame) -> pd.DataFrame:
+    """Table 2's convex reference row: the mean over seeds (controls.nuclear_summary)."""
+    mean = reference[reference["seed"].astype(str) == "mean"].iloc[0]
+    at = f"mean of {len(reference) - 1} seeds, float64 ADMM"
+    return pd.DataFrame([_row(v, float(mean[v.quantity]), at, abs(float(mean[v.quantity]) - v.value), math.nan, "",
+                              verdict(v.value, float(mean[v.quantity]), v.tolerance, math.nan))
+                         for v in published.NUCLEAR], columns=COLUMNS)
+
+
+def second_size(summary: pd.DataFrame, tol: float) -> pd.DataFrame:
+    """Section 5's 60x60 check: each method's S2-selected recovery."""
+    chosen = summary[summary["selected"]].set_index("method")
+    rows = []
+    for v in published.SECOND_SIZE:
+        if v.row not in chosen.index:
+            continue
+        r = chosen.loc[v.row]
+        note = "" if r["train"] < tol else "selected row did not interpolate"
+        rows.append(_row(v, float(r["rec"]), f"lr {r['lr']:g} (S2)", abs(float(r["rec"]) - v.value), math.nan, note,
+                         verdict(v.value, float(r["rec"]), v.tolerance, math.nan)))
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def schedule(table: pd.DataFrame) -> pd.DataFrame:
+    """The decay control (Table 6) and RMSProp's rows (App. D.7) from the scored cells of every
+    mode and rule (controls.schedule)."""
+    def chosen(mode: str, rule: str) -> pd.DataFrame:
+        return table[(table["mode"] == mode) & (table["rule"] == rule) & table["selected"]]
+
+    def rmsprop_row(mode: str, rule: str):
+        hit = chosen(mode, rule)
+        return hit[hit["method"] == "rmsprop"].iloc[0] if (hit["method"] == "rmsprop").any() else None
+
+    rows = []
+    for v in published.SCHEDULE:
+        if v.quantity == "count" and v.row.startswith("midpoint"):
+            picked = chosen("decay", "rec-sel")
+            split = select.midpoint_split(picked)
+            if not split["total"]:
+                continue
+            rows.append(_row(v, split["correct"], f"of {split['total']}, mid {split['threshold']:.4f}",
+                             abs(split["correct"] - v.value), math.nan, "", verdict(v.value, split["correct"], 0, math.nan)))
+        elif v.quantity == "count":
+            mode = v.row.split()[-1]
+            cells = table[(table["mode"] == mode) & (table["rule"] == "rec-sel") & (table["method"] == "rmsprop")]
+            if not len(cells):
+                continue
+            reached = int(cells["gated"].sum())
+            rows.append(_row(v, reached, f"of {len(cells)} lrs", abs(reached - v.value), math.nan, "",
+                             verdict(v.value, reached, 0, math.nan)))
+        else:
+            mode, rule = v.row.split()[1:3]
+            r = rmsprop_row(mode, rule)
+            if r is None:
+                continue
+            note = "floor: the selected row did not interpolate" if r["floor"] else ""
+            rows.append(_row(v, float(r["rec"]), f"lr {r['lr']:g}", abs(float(r["rec"]) - v.value), math.nan, note,
+                             verdict(v.value, float(r["rec"]), v.tolerance, math.nan)))
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def judge(v: published.Value, reproduced: float) -> str:
+    """The verdict of a value whose tolerance is read by its kind (published.Value.kind)."""
+    if not math.isfinite(reproduced) and not (v.kind == "at_least" and reproduced == math.inf):
+        return DIFFERS
+    if v.kind == "decades":
+        ok = reproduced > 0 and abs(math.log10(reproduced / v.value)) <= v.tolerance
+    elif v.kind == "at_least":
+        ok = reproduced >= v.tolerance
+    elif v.kind == "at_most":
+        ok = reproduced <= v.tolerance
+    else:
+        return verdict(v.value, reproduced, v.tolerance, math.nan)
+    return EXACT if ok else DIFFERS
+
+
+REQUIREMENT = {"decades": "order of magnitude: within {t:g} decade(s)", "at_least": "requirement: >= {t:g}",
+               "at_most": "requirement: <= {t:g}"}
+
+
+def twins(summary: pd.DataFrame, sets: dict) -> pd.DataFrame:
+    """Section 6 (Table 3, Figure 2) and Appendix D.5 published values beside the reproduced ones.
+
+    ``summary``: twin_summary.frame of the records; ``sets``: the config's run sets as pairs.
+    A value whose pairs are not configured is left out.
+    """
+    from .twin_summary import published_quantities
+
+    found = published_quantities(summary, sets)
+    rows = []
+    for v in published.twins():
+        if (v.source, v.row, v.quantity) not in found:
+            continue
+        value, at = found[(v.source, v.row, v.quantity)]
+        diff = abs(value - v.value) if math.isfinite(value) else math.nan
+        note = REQUIREMENT.get(v.kind, "").format(t=v.tolerance)
+        rows.append(_row(v, value, at, diff, math.nan, note, judge(v, value)))
+    return pd.DataFrame(rows, columns=COLUMNS)

@@ -9,6 +9,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402,F401
 from matplotlib.patches import Patch  # noqa: E402
 
 from . import select  # noqa: E402
@@ -126,4 +127,87 @@ def figure_dial(envelope: list[dict], gd_erank: float, planted_rank: int):
     ax.set_xlabel("preconditioner anisotropy $p$")
     ax.set_ylabel("effective rank of solution")
     ax.grid(axis="y")
+    return fig
+
+
+def figure_lr_sensitivity(rows: list[dict]):
+    """App. D.2: mean recovery against the learning rate per method (log lr), the flow-limit
+    point (smallest lr that interpolates) ringed. ``rows``: method, lr, rec, flow_limit."""
+    house_style()
+    fig, ax = plt.subplots(figsize=(4.3, 2.6))
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    for method in methods:
+        mine = sorted((r for r in rows if r["method"] == method), key=lambda r: r["lr"])
+        colour = METHOD_COLOUR.get(method, INK)
+        ax.plot([r["lr"] for r in mine], [r["rec"] for r in mine], color=colour, lw=1.6, marker="o", ms=3.8,
+                label=LABEL.get(method, method), zorder=3)
+        for r in mine:
+            if r["flow_limit"] and math.isfinite(r["rec"]):
+                ax.scatter([r["lr"]], [r["rec"]], s=70, facecolors="none", edgecolors=colour, linewidths=1.0,
+                           zorder=4)
+    ax.set_xscale("log")
+    ax.set_xlabel("learning rate $\\eta$")
+    ax.set_ylabel("recovery error")
+    ax.set_ylim(bottom=0)
+    ax.grid(axis="y")
+    legend = ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8.2,
+                       title="ringed: flow limit\n(smallest lr that\ninterpolates)", title_fontsize=7.6)
+    legend.get_title().set_color(MUTED)
+    return fig
+
+
+# --- Figure 2 (Section 6): attention gauge drift ------------------------------------------------
+
+# Legend label, (optimizer, twin, sigma of a noise twin), colour, line style, marker (attention.md §11.4)
+FIGURE2_SERIES = [
+    ("Adam, gauge twin", ("adam", "gauge"), "#D55E00", "-", "o"),
+    ("Adam, noise twin ($10^{-7}$)", ("adam", "noise"), "#D55E00", ":", "s"),
+    ("Muon, gauge twin", ("muon", "gauge"), "#0072B2", "-", "o"),
+    ("Muon, noise twin ($10^{-7}$)", ("muon", "noise"), "#0072B2", ":", "s"),
+    ("SGD, gauge twin", ("sgd", "gauge"), "#8C8C8C", "-", "^"),
+    ("scalar-Adam, gauge twin", ("scalar_adam", "gauge"), "#56B4E9", "-", "D"),
+]
+
+
+def figure2(curves: dict[tuple[str, str], list[tuple[int, float]]]):
+    """Drift between twins against step + 1, log-log. ``curves`` maps (optimizer, twin) to the
+    S6 record's [(step, drift)]; every series is required and every value must be positive."""
+    house_style()
+    fig, ax = plt.subplots(figsize=(6.4, 2.62))
+    for label, which, colour, style, marker in FIGURE2_SERIES:
+        if which not in curves:
+            raise ValueError(f"Figure 2: no record for the {label} series")
+        steps, drifts = zip(*curves[which])
+        bad = [s for s, d in zip(steps, drifts) if not d > 0]
+        if bad:
+            raise ValueError(f"Figure 2: {label} has drift <= 0 (or missing) at step(s) {bad}; a log axis cannot show it")
+        ax.plot([s + 1 for s in steps], drifts, label=label, color=colour, ls=style, marker=marker, lw=1.8,
+                ms=3.4, mew=0, alpha=0.95, zorder=3)
+    at = lambda which, step: dict(curves[which]).get(step)
+    adam1, noise1 = at(("adam", "gauge"), 1), at(("adam", "noise"), 1)
+    if adam1 and noise1:
+        k = math.floor(math.log10(adam1 / noise1))
+        ax.annotate(f"structural split:\none step, $10^{{{k}}}\\times$ the noise twin", xy=(2, adam1),
+                    xytext=(2.4, 0.5), fontsize=8.2, color="#D55E00",
+                    arrowprops={"arrowstyle": "->", "color": "#D55E00", "lw": 0.8,
+                                "connectionstyle": "arc3,rad=0.25"})
+    muon100 = at(("muon", "gauge"), 100)
+    if muon100:
+        ax.annotate("chaos: Muon's gauge and\nnoise twins trace one curve", xy=(101, muon100),
+                    xytext=(200, 2.4e-3), fontsize=8.2, color="#0072B2",
+                    arrowprops={"arrowstyle": "->", "color": "#0072B2", "lw": 0.8,
+                                "connectionstyle": "arc3,rad=0.3"})
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xticks([1, 2, 11, 101, 1001])
+    ax.set_xticklabels(["0", "1", "10", "100", "1000"])
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax.set_xlim(0.9, 2400)
+    ax.set_ylim(6e-8, 4)
+    ax.set_xlabel("training step")
+    ax.set_ylabel("relative logit distance between twins")
+    ax.grid(True, which="major")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.005, 1.02), fontsize=8.0, frameon=False, labelspacing=0.4,
+              handlelength=1.9)
+    fig.tight_layout()
     return fig

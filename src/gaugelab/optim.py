@@ -122,6 +122,34 @@ def muon(beta: float = 0.9, ns_steps: int = 5) -> Rule:
                 {"beta": beta, "ns_steps": ns_steps})
 
 
+def muon_hybrid(matrix: Sequence[bool], lr_aux: float = 1e-3, beta: float = 0.9, ns_steps: int = 5,
+                beta1: float = BETA1, beta2: float = BETA2, eps: float = EPS) -> Rule:
+    """The attention twins' Muon (Section 6; spec attention.md §6.2): :func:`muon` on the
+    parameters flagged in ``matrix`` (B <- 0.9 B + g; delta = -lr NS5(B)), :func:`adam` at the
+    fixed ``lr_aux`` on the others (embeddings, positions, gains, head), one shared counter t.
+    ``matrix[i]`` flags the i-th parameter of the list the rule is called with. Not in the
+    registry: it needs the model's partition."""
+    flags = list(matrix)
+    ns, aux = muon(beta, ns_steps), adam(beta1, beta2, eps)
+
+    def split(xs):
+        return [x for x, f in zip(xs, flags) if f], [x for x, f in zip(xs, flags) if not f]
+
+    def init(params):
+        mats, rest = split(params)
+        return {**ns.init(mats), **aux.init(rest)}  # keys "b" (matrices) and "m", "v" (the rest)
+
+    def update(grads, state, lr, t):
+        mats, rest = split(grads)
+        d_mat, s_mat = ns.update(mats, {"b": state["b"]}, lr, t)
+        d_rest, s_rest = aux.update(rest, {"m": state["m"], "v": state["v"]}, lr_aux, t)
+        d_mat, d_rest = iter(d_mat), iter(d_rest)
+        return [next(d_mat) if f else next(d_rest) for f in flags], {**s_mat, **s_rest}
+
+    return Rule("muon_hybrid", True, init, update,
+                {"lr_aux": lr_aux, "beta": beta, "ns_steps": ns_steps, "beta1": beta1, "beta2": beta2, "eps": eps})
+
+
 def per_run_map(fn: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
     """Apply ``fn`` to each run's slice separately. Vectorised and scalar transcendental kernels
     (pow, log, exp) round differently and which entries fall in the scalar tail depends on the

@@ -96,9 +96,9 @@ def read(path: str | Path) -> dict:
     return record
 
 
-def is_valid(path: str | Path, bundle: bool = False) -> bool:
+def is_valid(path: str | Path, bundle: bool = False, twin: bool = False) -> bool:
     try:
-        read_bundle(path) if bundle else read(path)
+        read_twin(path) if twin else read_bundle(path) if bundle else read(path)
     except RecordError:
         return False
     return True
@@ -123,3 +123,65 @@ def read_bundle(path: str | Path) -> list[dict]:
         validate(record, f"{path}[{i}]")
         out.append({**record, **{k: _from_json(record[k]) for k in ("train", "rec", "erank", "nuc", "bal")}})
     return out
+
+
+# --- attention twins (spec: attention.md §10.5) -------------------------------------------------
+
+TWIN_SCHEMA = "gaugelab.twin/1"
+TWIN_STATUSES = ("ok", "nonfinite")
+_NUM = (float, int)
+_OPT = (float, int, type(None))
+TWIN_REQUIRED = {
+    "schema": str, "config": str, "task": str, "P": int, "L": int, "d": int, "H": int, "hd": int,
+    "mlp": int, "n_ctx": int, "steps": int, "steps_done": int, "dtype": str, "device": str,
+    "optimizer": str, "lr": _NUM, "lr_aux": _OPT,
+    "twin": str, "init_seed": int, "twin_seed": int, "sigma": _NUM, "data_seed": int,
+    "curve": list, "per_head_final": list, "acc1": _OPT, "acc2": _OPT, "val_loss1": _OPT,
+    "val_loss2": _OPT, "train_loss1": _OPT, "train_loss2": _OPT,
+    "status": str, "identity_exact": (bool, type(None)), "wall_s": _NUM, "env": dict,
+}
+TWIN_METRICS = ("acc1", "acc2", "val_loss1", "val_loss2", "train_loss1", "train_loss2")
+
+
+def validate_twin(record: dict, source: str = "record") -> dict:
+    """Check a twin record's fields, types and curve; raise :class:`RecordError` naming ``source``."""
+    for key, kind in TWIN_REQUIRED.items():
+        if key not in record:
+            raise RecordError(f"{source}: missing field {key!r}")
+        if isinstance(record[key], bool) and kind is not bool and bool not in _tuple(kind):
+            raise RecordError(f"{source}: field {key!r} has type bool")
+        if not isinstance(record[key], kind):
+            raise RecordError(f"{source}: field {key!r} has type {type(record[key]).__name__}")
+    if record["schema"] != TWIN_SCHEMA:
+        raise RecordError(f"{source}: schema {record['schema']!r}, expected {TWIN_SCHEMA!r}")
+    if record["status"] not in TWIN_STATUSES:
+        raise RecordError(f"{source}: unknown status {record['status']!r}")
+    curve = record["curve"]
+    if not curve or any(not isinstance(p, list) or len(p) != 4 for p in curve) or curve[0][0] != 0:
+        raise RecordError(f"{source}: curve must be [[step, drift, qk_mean, qk_max], ...] from step 0")
+    if len(record["per_head_final"]) != record["L"] * record["H"]:
+        raise RecordError(f"{source}: per_head_final needs L*H = {record['L'] * record['H']} values")
+    return record
+
+
+def _tuple(kind) -> tuple:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def read_twin(path: str | Path) -> dict:
+    """Load and validate one twin record; nulls (non-finite values) come back as NaN."""
+    path = Path(path)
+    try:
+        record = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise RecordError(f"{path}: no such record") from None
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"{path}: not valid JSON (cut short?): {exc}") from None
+    if not isinstance(record, dict):
+        raise RecordError(f"{path}: not a JSON object")
+    validate_twin(record, str(path))
+    for key in TWIN_METRICS:
+        record[key] = _from_json(record[key])
+    record["curve"] = [[_from_json(x) for x in point] for point in record["curve"]]
+    record["per_head_final"] = [_from_json(x) for x in record["per_head_final"]]
+    return record

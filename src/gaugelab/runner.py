@@ -46,6 +46,7 @@ def run_batch(experiment: str, exp: dict, cells: list[Cell], *, rules: dict[str,
         if method not in rules:
             rules[method] = optim.make(method)  # an unknown name fails, listing the known ones
     loop = exp.get("loop", "canonical")
+    early_stop = exp.get("early_stop", True)
     seeds = list(dict.fromkeys(c[1] for c in cells))
     prepared = {seed: prepare(exp, seed, dtype, dev) for seed in seeds}
     inst = sensing.stack([prepared[seed][0] for seed in seeds])
@@ -55,10 +56,11 @@ def run_batch(experiment: str, exp: dict, cells: list[Cell], *, rules: dict[str,
         torch.stack([prepared[seed][2] for _, seed, _, _ in cells]),
         budget=exp["budget"], decayed=[m in exp.get("decayed", []) for m, _, _, _ in cells], tol=exp["tol"],
         check_every=exp["check_every"], perturbations=[d for _, _, _, d in cells],
-        which=[seeds.index(seed) for _, seed, _, _ in cells], loop=loop)
+        which=[seeds.index(seed) for _, seed, _, _ in cells], loop=loop, early_stop=early_stop)
     env = runtime.environment(dtype, dev)
     size = {**problem_size(exp), "init": exp["init"], "budget": exp["budget"], "tol": exp["tol"],
-            "check_every": exp["check_every"], "loop": loop, "dtype": dtype, "device": str(dev)}
+            "check_every": exp["check_every"], "loop": loop, "early_stop": early_stop, "dtype": dtype,
+            "device": str(dev)}
     return [{
         "schema": records.SCHEMA, "experiment": experiment, "method": method, "lr": r.lr,
         "seed": seed, "perturbation": r.perturbation, "status": r.status, "steps": r.steps,

@@ -57,7 +57,28 @@ def score_s4(cell: pd.Series, tol: float) -> tuple[float, bool]:
     return (cell["rec"] if gated else cell["rec"] + 10), bool(gated)
 
 
-RULES = {"S1": score_s1, "S2": score_s2, "S4": score_s4}
+def score_s3a(cell: pd.Series, tol: float) -> tuple[float, bool]:
+    """S3a "rec-sel" (decay control): lowest mean rec among cells with mean train < tol; if no
+    cell passes, lowest mean rec among all finite cells, with no penalty (a "floor" can win)."""
+    return cell["rec"], bool(cell["train"] < tol)
+
+
+def score_s3b(cell: pd.Series, tol: float) -> tuple[float, bool]:
+    """S3b "spd-sel" (decay control): fewest mean steps among cells with mean train < tol; if no
+    cell passes, lowest mean train among all finite cells."""
+    gated = cell["train"] < tol
+    return (cell["steps"] if gated else cell["train"]), bool(gated)
+
+
+def score_s6(cell: pd.Series, tol: float) -> tuple[float, bool]:
+    """S6 "none" (lr sensitivity): every lr is reported, none is selected."""
+    return math.nan, bool(cell["train"] < tol)
+
+
+RULES = {"S1": score_s1, "S2": score_s2, "S3a": score_s3a, "S3b": score_s3b, "S4": score_s4, "S6": score_s6}
+# Rules whose gated cells always beat the others, which are only a fallback pool; the rest rank
+# every finite cell on its score (their penalty terms do the gating).
+FALLBACK_RULES = {"S3a", "S3b"}
 
 
 def select(cells: pd.DataFrame, grids: dict[str, list[float]], rule: str, tol: float) -> pd.DataFrame:
@@ -80,7 +101,10 @@ def select(cells: pd.DataFrame, grids: dict[str, list[float]], rule: str, tol: f
             finite = math.isfinite(cell["rec"]) and math.isfinite(cell["train"])
             score, gated = scorer(cell, tol) if finite else (math.nan, False)
             scored.append((lr, score, gated))
-        ranked = sorted((s for s in scored if math.isfinite(s[1])), key=lambda s: s[1])  # stable
+        pool = [s for s in scored if math.isfinite(s[1])]
+        if rule in FALLBACK_RULES and any(s[2] for s in pool):
+            pool = [s for s in pool if s[2]]
+        ranked = sorted(pool, key=lambda s: s[1])  # stable
         best = ranked[0][0] if ranked else None
         for lr, score, gated in scored:
             row = rows.loc[lr].to_dict() | {"method": method, "lr": lr, "score": score,
@@ -125,6 +149,19 @@ def rank_split(selected: pd.DataFrame) -> dict:
         threshold = 0.5 * (by["gd"] + by["adam"])
     else:
         threshold = 9.0
+    finite = by[by.map(math.isfinite)]
+    correct = sum((value < threshold) == (klass(m) == "eq") for m, value in finite.items())
+    return {"threshold": float(threshold), "correct": int(correct), "total": len(finite)}
+
+
+def midpoint_split(selected: pd.DataFrame) -> dict:
+    """Midpoint count (decay control, Table 6): a method "preserves" if its rec is below
+    mid = ½(rec_GD + rec_Adam) of the same selected rows; matches with its class are counted
+    over the finite rows. NaN threshold (and no count) without both GD and Adam."""
+    by = selected.set_index("method")["rec"]
+    if "gd" not in by or "adam" not in by or not (math.isfinite(by["gd"]) and math.isfinite(by["adam"])):
+        return {"threshold": math.nan, "correct": 0, "total": 0}
+    threshold = 0.5 * (by["gd"] + by["adam"])
     finite = by[by.map(math.isfinite)]
     correct = sum((value < threshold) == (klass(m) == "eq") for m, value in finite.items())
     return {"threshold": float(threshold), "correct": int(correct), "total": len(finite)}

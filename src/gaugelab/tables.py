@@ -89,9 +89,24 @@ def table2_html(summary: pd.DataFrame, near_ties: set[str]) -> str:
     return _html_table(["Method", "Class", "η*", "rec", "erank", "worst train"], rows, caption)
 
 
+def twin_quantity_text(value: float, quantity: str) -> str | None:
+    """A Section 6 / Appendix D.5 comparison quantity as printed (None for other quantities)."""
+    if quantity.startswith(("drift_", "step1_")) or quantity == "max_drift":
+        return drift_text(value)
+    if quantity == "k":
+        return f"{int(value)}"
+    if quantity == "ratio":
+        return f"{value:.0f}"
+    if quantity.startswith(("qk_", "dec")):
+        return f"{value:.2f}"
+    return None
+
+
 def _num(value, quantity: str) -> str:
     if isinstance(value, float) and not math.isfinite(value):
         return "--"
+    if twin_quantity_text(value, quantity) is not None:
+        return twin_quantity_text(value, quantity)
     if quantity == "lr":
         return f"{value:g}"
     if quantity == "count":
@@ -144,3 +159,221 @@ def dial_html(envelope: pd.DataFrame, verdicts: pd.DataFrame) -> str:
              str(int(r["steps"])) if math.isfinite(r["steps"]) else "--"] for r, p, conv in _dial_rows(envelope)]
     caption = "; ".join(f"fixed lr {v['lr']:g} (RMS): {v['verdict']}" for _, v in verdicts.iterrows())
     return _html_table(["Scalar", "p", "η*", "rec ± sd", "erank", "steps"], rows, caption)
+
+
+# Section 5's controls (sensing.md §9, §10): Table 6 in its own layout, the others as plain tables.
+
+def _latex_table(comment: str, header: list[str], rows: list[list[str]], notes: list[str] = ()) -> str:
+    """A booktabs tabular: first column left, the others right; ``notes`` as footnote lines."""
+    width = len(header)
+    lines = [f"% {comment}, generated from the workflow's run records. Do not edit.",
+             f"\\begin{{tabular}}{{l{'r' * (width - 1)}}}", "\\toprule", " & ".join(header) + " \\\\", "\\midrule"]
+    lines += [" & ".join(row) + " \\\\" for row in rows]
+    if notes:
+        lines.append("\\midrule")
+        lines += [f"\\multicolumn{{{width}}}{{l}}{{\\footnotesize {note}}} \\\\" for note in notes]
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
+def _latex_escape(text: str) -> str:
+    return text.replace("_", "\\_").replace("%", "\\%").replace("<", "$<$").replace(">", "$>$")
+
+
+def _order(methods) -> list[str]:
+    """Equivariant methods first, then coordinate-wise, each in the given order."""
+    methods = list(dict.fromkeys(methods))
+    return [m for m in methods if select.klass(m) == "eq"] + [m for m in methods if select.klass(m) == "cw"]
+
+
+TABLE6_MODES = ("const", "decay", "decay-full")
+
+
+def _table6_cell(table: pd.DataFrame, mode: str, rule: str, method: str, floor_mark: str) -> str:
+    hit = table[(table["mode"] == mode) & (table["rule"] == rule) & (table["method"] == method) & table["selected"]]
+    if not len(hit):
+        return ""
+    r = hit.iloc[0]
+    return f"{fmt(r['rec'], 4)}{floor_mark if r['floor'] else ''} ({r['lr']:g})"
+
+
+def _table6_body(table: pd.DataFrame, floor_mark: str) -> list[tuple[str, list[str]]]:
+    rows = []
+    for method in _order(table[table["mode"] != "const-60k"]["method"]):
+        rows.append((method, [_table6_cell(table, mode, rule, method, floor_mark)
+                              for mode in TABLE6_MODES for rule in ("rec-sel", "spd-sel")]))
+    if (table["mode"] == "const-60k").any():
+        rows.append(("rmsprop@60k", [_table6_cell(table, "const-60k", rule, "rmsprop", floor_mark)
+                                     for rule in ("rec-sel", "spd-sel")] + [""] * 4))
+    return rows
+
+
+def _table6_notes(counts: pd.DataFrame) -> list[str]:
+    parts = [f"{r['mode']} {r['rule']} {r['correct']}/{r['total']} (mid {fmt(r['threshold'], 3)})"
+             for _, r in counts.iterrows()]
+    return ["midpoint count: " + "; ".join(parts)]
+
+
+def table6_latex(table: pd.DataFrame, counts: pd.DataFrame, rmsprop_budget: int) -> str:
+    """App. D.1 Table 6: rec (lr*) per method under each schedule mode and selection rule."""
+    lines = ["% Table 6 (schedule control), generated from the workflow's run records. Do not edit.",
+             "\\begin{tabular}{llrrrrrr}", "\\toprule",
+             " & & \\multicolumn{2}{c}{const} & \\multicolumn{2}{c}{decay} & \\multicolumn{2}{c}{decay-full} \\\\",
+             "Method & Class & rec-sel & spd-sel & rec-sel & spd-sel & rec-sel & spd-sel \\\\", "\\midrule"]
+    for method, cells in _table6_body(table, "$^\\dagger$"):
+        name = (f"RMSProp, const, $T{{=}}{rmsprop_budget}$" if method == "rmsprop@60k" else DISPLAY[method])
+        klass = select.klass(method.split("@")[0])
+        lines.append(f"{name} & {klass} & " + " & ".join(cells) + " \\\\")
+    lines.append("\\midrule")
+    for note in _table6_notes(counts) + ["$^\\dagger$ the selected row did not interpolate (mean train above "
+                                         "the bar): a floor, not a bias"]:
+        lines.append(f"\\multicolumn{{8}}{{l}}{{\\footnotesize {note}}} \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
+def table6_html(table: pd.DataFrame, counts: pd.DataFrame, rmsprop_budget: int) -> str:
+    rows = []
+    for method, cells in _table6_body(table, " †"):
+        name = f"RMSProp, const, T={rmsprop_budget}" if method == "rmsprop@60k" else PLAIN[method]
+        rows.append([name, select.klass(method.split("@")[0]), *cells])
+    header = ["Method", "Class"] + [f"{mode} {rule}" for mode in TABLE6_MODES for rule in ("rec-sel", "spd-sel")]
+    caption = "; ".join(_table6_notes(counts)) + "; † selected row did not interpolate: a floor, not a bias"
+    return _html_table(header, rows, caption)
+
+
+def _rows_for(frame: pd.DataFrame, columns: list[tuple[str, str, int]]) -> list[list[str]]:
+    """Format each row: (column, kind, digits) with kind in lr / num / sci / int / text."""
+    out = []
+    for _, r in frame.iterrows():
+        cells = []
+        for col, kind, digits in columns:
+            v = r[col]
+            if kind == "lr":
+                cells.append(f"{v:g}")
+            elif kind == "num":
+                cells.append(fmt(float(v), digits))
+            elif kind == "sci":
+                cells.append(f"{float(v):.1e}" if math.isfinite(float(v)) else "--")
+            elif kind == "int":
+                cells.append(str(int(v)) if math.isfinite(float(v)) else "--")
+            elif isinstance(v, float) and not math.isfinite(v):
+                cells.append("--")
+            else:
+                cells.append(PLAIN.get(v, str(v)) if isinstance(v, str) else str(v))
+        out.append(cells)
+    return out
+
+
+def simple_table(frame: pd.DataFrame, columns: list[tuple[str, str, int]], header: list[str], comment: str,
+                 notes: list[str] = ()) -> tuple[str, str]:
+    """A control's table as (LaTeX, HTML) from its extraction frame; every cell from the frame."""
+    rows = _rows_for(frame, columns)
+    latex = _latex_table(comment, [_latex_escape(h) for h in header],
+                         [[_latex_escape(c) for c in row] for row in rows], [_latex_escape(n) for n in notes])
+    return latex, _html_table(header, rows, "; ".join(notes))
+
+
+# --- Section 6 and Appendix D.5: attention twins ------------------------------------------------
+
+TWIN_OPTIMIZER = {"adam": "Adam", "sgd": "SGD", "scalar_adam": "scalar-Adam", "muon": "Muon"}
+
+
+def drift_text(value: float) -> str:
+    """A drift as the paper prints it: %.1e, exact zeros as 0 (attention.md §11.1)."""
+    if not math.isfinite(value):
+        return "--"
+    return "0" if value == 0 else f"{value:.1e}"
+
+
+def twin_label(r, latex: bool = False) -> str:
+    """"Adam, gauge" / "Adam, A=I" / "Adam, noise 1e-07" for a summary row."""
+    name = TWIN_OPTIMIZER[r["optimizer"]]
+    if r["twin"] == "identity":
+        return f"{name}, $A{{=}}I$" if latex else f"{name}, A=I"
+    if r["twin"] == "noise":
+        return f"{name}, noise {r['sigma']:g}"
+    return f"{name}, gauge"
+
+
+def table3_rows(summary: pd.DataFrame, metric: str = "drift") -> tuple[list[int], list[tuple]]:
+    """Table 3's rows (the S6-main and S6-noise records, Adam, SGD, scalar-Adam, Muon; gauge,
+    A = I, noise) and its columns (the checkpoints): ``metric`` is drift or qk_mean."""
+    from . import twin_summary as ts
+
+    s6 = summary[summary["sets"].str.split().apply(lambda names: "s6_main" in names or "s6_noise" in names)]
+    steps = ts.steps_of(summary)
+    return steps, [(r, [float(r[f"{metric}_{s}"]) for s in steps]) for _, r in s6.iterrows()]
+
+
+def table3_footer(summary: pd.DataFrame) -> str:
+    """Muon's gauge twin against its noise twin: dec(100) and the mean of dec(s) over s > 100."""
+    from . import twin_summary as ts
+
+    s6 = summary[summary["sets"].str.contains("s6_")]
+    inits = s6[s6["optimizer"] == "muon"]["init_seed"].unique()
+    if len(inits) == 0:
+        return "no Muon pairs"
+    chaos = ts.muon_chaos(s6, int(inits[0]))
+    return (f"Muon gauge vs noise twin: dec(100) = {fmt(chaos['dec100'], 2)} decades; "
+            f"mean dec(s) over s > 100 = {fmt(chaos['mean_after100'], 2)} decades")
+
+
+def table3_latex(summary: pd.DataFrame, metric: str = "drift") -> str:
+    """Table 3 (drift) or its companion (QK mean) as LaTeX."""
+    steps, rows = table3_rows(summary, metric)
+    what = "relative logit distance" if metric == "drift" else "QK drift (mean over heads)"
+    lines = [f"% Table 3 ({what} between twins), generated from the workflow's run records. Do not edit.",
+             "\\begin{tabular}{l" + "r" * len(steps) + "}", "\\toprule",
+             "Twin & " + " & ".join(str(s) for s in steps) + " \\\\", "\\midrule"]
+    lines += [twin_label(r, latex=True) + " & " + " & ".join(drift_text(v) for v in values) + " \\\\"
+              for r, values in rows]
+    if metric == "drift":
+        lines.append("\\midrule")
+        lines.append(f"\\multicolumn{{{len(steps) + 1}}}{{l}}{{\\footnotesize {table3_footer(summary)}}} \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
+def table3_html(summary: pd.DataFrame, metric: str = "drift") -> str:
+    steps, rows = table3_rows(summary, metric)
+    body = [[twin_label(r)] + [drift_text(v) for v in values] for r, values in rows]
+    caption = table3_footer(summary) if metric == "drift" else "QK drift: mean over heads of the per-head invariant drift"
+    return _html_table(["Twin"] + [str(s) for s in steps], body, caption)
+
+
+D5_LABEL = {
+    "adam_gauge_step1_min": "Adam gauge drift at step 1, min", "adam_gauge_step1_max": "Adam gauge drift at step 1, max",
+    "adam_gauge_final_min": "Adam gauge final drift, min", "adam_gauge_final_max": "Adam gauge final drift, max",
+    "ratio_d5": "structural ratio (final step)", "equivariant_gauge_final_max": "SGD and scalar-Adam gauge final drift, max",
+}
+
+
+def d5_text(quantity: str, value: float) -> tuple[str, str]:
+    """Label and printed value of one Appendix D.5 summary quantity."""
+    if quantity == "ratio_d5":
+        return D5_LABEL[quantity], f"{value:.0f}×" if math.isfinite(value) else "--"
+    if quantity.startswith("adam_noise_final_sigma"):
+        return f"Adam noise twin (σ = {quantity.removeprefix('adam_noise_final_sigma')}) final drift", drift_text(value)
+    if quantity.startswith("muon_chaos_mean_init"):
+        return f"Muon init {quantity.removeprefix('muon_chaos_mean_init')}: mean dec(s), s ≥ 100", fmt(value, 2)
+    return D5_LABEL[quantity], drift_text(value)
+
+
+def _latex_symbols(text: str) -> str:
+    return text.replace("σ", "$\\sigma$").replace("≥", "$\\geq$").replace("×", "$\\times$")
+
+
+def d5_latex(d5: pd.DataFrame) -> str:
+    lines = ["% Appendix D.5 summary (CPU float32 multi-seed twins), generated from the run records. Do not edit.",
+             "\\begin{tabular}{lrl}", "\\toprule", "Quantity & Value & Note \\\\", "\\midrule"]
+    for _, r in d5.iterrows():
+        label, text = (_latex_symbols(t) for t in d5_text(r["quantity"], r["value"]))
+        lines.append(f"{label} & {text} & {r['note']} \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
+def d5_html(d5: pd.DataFrame) -> str:
+    rows = [[*d5_text(r["quantity"], r["value"]), r["note"]] for _, r in d5.iterrows()]
+    return _html_table(["Quantity", "Value", "Note"], rows, "Appendix D.5: CPU float32 multi-seed twins")

@@ -1,0 +1,297 @@
+# Section 5's controls (App. D.1, D.2, D.4, D.7) and Table 2's convex reference row.
+#
+# Each control's arms are sensing experiments (gaugelab.controls.sensing_experiments, listed in
+# SENSING by rules/common.smk): their per-seed training jobs and summaries are the zoo's rules
+# (rules/sensing.smk). The rules below extract each control, render it and compare it.
+
+SCHEDULE_ARMS = gaugelab_controls.schedule_arm_names(SENSING)  # mode -> sensing experiment
+INIT_ARMS = {scale: gaugelab_controls.init_arm(scale) for scale in config["init_scale"]["inits"]}
+
+
+# Table 2's reference row: min-nuclear-norm interpolant per seed (float64 ADMM) -----------------
+rule nuclear_reference_run:
+    message:
+        "Table 2 reference: min-nuclear-norm interpolant, seed {wildcards.seed}"
+    output:
+        "results/runs/nuclear_reference/seed{seed}.json",
+    log:
+        "logs/nuclear_reference/seed{seed}.log",
+    benchmark:
+        "benchmarks/nuclear_reference/seed{seed}.tsv"
+    conda:
+        "../envs/gaugelab.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
+    params:
+        seed=lambda w: int(w.seed),
+        testbed={k: config["zoo"][k] for k in ("n", "rank", "measurements_per_dof")},
+        settings=config["nuclear_reference"],
+    script:
+        "../scripts/nuclear_reference_run.py"
+
+
+rule nuclear_reference_table:
+    message:
+        "Table 2 reference row: per seed and mean"
+    input:
+        expand("results/runs/nuclear_reference/seed{seed}.json", seed=config["seeds"]),
+    output:
+        csv="results/controls/nuclear_reference.csv",
+        tex="results/tables/nuclear_reference.tex",
+        html=report(
+            "results/tables/nuclear_reference.html",
+            caption="../report/nuclear_reference.rst",
+            category="Section 5: optimizer zoo",
+            labels={"item": "min-nuclear-norm reference"},
+        ),
+    log:
+        "logs/nuclear_reference/table.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    script:
+        "../scripts/nuclear_reference_table.py"
+
+
+# Section 5: the second size ----------------------------------------------------------------------
+rule second_size_table:
+    message:
+        "Section 5 second size: selected rows"
+    input:
+        "results/second_size/summary.csv",
+    output:
+        tex="results/tables/second_size.tex",
+        html=report(
+            "results/tables/second_size.html",
+            caption="../report/second_size.rst",
+            category="Section 5: controls",
+            labels={"item": "second size"},
+        ),
+    log:
+        "logs/second_size/table.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    params:
+        tol=SENSING["second_size"]["tol"],
+    script:
+        "../scripts/second_size_table.py"
+
+
+# App. D.4: initialisation scale ---------------------------------------------------------------
+rule init_scale_table:
+    message:
+        "App. D.4 init scale: selected rows and the split check per scale"
+    input:
+        summaries=[f"results/{arm}/summary.csv" for arm in INIT_ARMS.values()],
+        zoo_summary="results/zoo/summary.csv",
+    output:
+        csv="results/controls/init_scale.csv",
+        checks="results/controls/init_scale_checks.csv",
+        tex="results/tables/init_scale.tex",
+        html=report(
+            "results/tables/init_scale.html",
+            caption="../report/init_scale.rst",
+            category="Section 5: controls",
+            labels={"item": "init scale"},
+        ),
+    log:
+        "logs/init_scale/table.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    params:
+        inits=list(INIT_ARMS),
+        zoo_init=config["zoo"]["init"],
+        tol=config["zoo"]["tol"],
+    script:
+        "../scripts/init_scale_table.py"
+
+
+# App. D.2: learning-rate sensitivity ----------------------------------------------------------
+rule lr_sensitivity_table:
+    message:
+        "App. D.2 lr sensitivity: every lr, the flow-limit row flagged"
+    input:
+        "results/lr_sensitivity/summary.csv",
+    output:
+        csv="results/controls/lr_sensitivity.csv",
+        tex="results/tables/lr_sensitivity.tex",
+        html=report(
+            "results/tables/lr_sensitivity.html",
+            caption="../report/lr_sensitivity.rst",
+            category="Section 5: controls",
+            labels={"item": "lr sensitivity"},
+        ),
+    log:
+        "logs/lr_sensitivity/table.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    params:
+        grids=SENSING["lr_sensitivity"]["grids"],
+        tol=SENSING["lr_sensitivity"]["tol"],
+    script:
+        "../scripts/lr_sensitivity_table.py"
+
+
+rule lr_sensitivity_figure:
+    message:
+        "App. D.2 figure: recovery against learning rate"
+    input:
+        "results/controls/lr_sensitivity.csv",
+    output:
+        pdf="results/figures/lr_sensitivity.pdf",
+        png=report(
+            "results/figures/lr_sensitivity.png",
+            caption="../report/lr_sensitivity_figure.rst",
+            category="Section 5: controls",
+            labels={"item": "lr sensitivity figure"},
+        ),
+    log:
+        "logs/figures/lr_sensitivity.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    script:
+        "../scripts/lr_sensitivity_figure.py"
+
+
+# App. D.1 / Table 6 and App. D.7: the decay control ---------------------------------------------
+rule table6:
+    message:
+        "Table 6: the decay control under rec-sel and spd-sel, midpoint counts"
+    input:
+        [path for arm in SCHEDULE_ARMS.values() for path in experiment_runs(arm)],
+    output:
+        csv="results/controls/schedule.csv",
+        counts="results/controls/schedule_counts.csv",
+        deltas="results/controls/schedule_deltas.csv",
+        tex="results/tables/table6.tex",
+        html=report(
+            "results/tables/table6.html",
+            caption="../report/table6.rst",
+            category="Section 5: controls",
+            labels={"item": "Table 6"},
+        ),
+    log:
+        "logs/schedule_control/table6.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    params:
+        modes=SCHEDULE_ARMS,
+        grids={mode: SENSING[arm]["grids"] for mode, arm in SCHEDULE_ARMS.items()},
+        tol=config["zoo"]["tol"],
+        rmsprop_budget=config["schedule_control"]["rmsprop_budget"],
+    script:
+        "../scripts/table6.py"
+
+
+# Section 5 / §8: the three classification counts with the numbers they rest on ---------------
+rule classification:
+    message:
+        "Classification counts: clean split, midpoint under a shared decay, rank split"
+    input:
+        zoo_summary="results/zoo/summary.csv",
+        schedule="results/controls/schedule.csv",
+    output:
+        csv="results/controls/classification.csv",
+        tex="results/tables/classification.tex",
+        html=report(
+            "results/tables/classification.html",
+            caption="../report/classification.rst",
+            category="Section 5: controls",
+            labels={"item": "classification counts"},
+        ),
+    log:
+        "logs/classification.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    script:
+        "../scripts/classification.py"
+
+
+# Published versus reproduced, one part per control with published numbers ---------------------
+COMPARISON_PARTS.extend(
+    [
+        "results/controls/nuclear_reference_comparison.csv",
+        "results/controls/second_size_comparison.csv",
+        "results/controls/schedule_comparison.csv",
+    ]
+)
+
+
+rule control_comparison:
+    message:
+        "Section 5 controls, {wildcards.control}: published versus reproduced"
+    input:
+        lambda w: {
+            "nuclear_reference": "results/controls/nuclear_reference.csv",
+            "second_size": "results/second_size/summary.csv",
+            "schedule": "results/controls/schedule.csv",
+        }[w.control],
+    output:
+        "results/controls/{control}_comparison.csv",
+    log:
+        "logs/controls/{control}_comparison.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    wildcard_constraints:
+        control="nuclear_reference|second_size|schedule",
+    params:
+        control=lambda w: w.control,
+        tol=config["zoo"]["tol"],
+    script:
+        "../scripts/compare_control.py"
+
+
+# Targets: one per control, and all of them ----------------------------------------------------
+rule convex_reference:
+    message:
+        "Table 2's min-nuclear-norm reference row"
+    input:
+        rules.nuclear_reference_table.output,
+        "results/controls/nuclear_reference_comparison.csv",
+
+
+rule second_size:
+    message:
+        "Section 5: the second size"
+    input:
+        rules.second_size_table.output,
+        "results/controls/second_size_comparison.csv",
+
+
+rule init_scale:
+    message:
+        "App. D.4: the initialisation scale"
+    input:
+        rules.init_scale_table.output,
+
+
+rule lr_sensitivity:
+    message:
+        "App. D.2: learning-rate sensitivity"
+    input:
+        rules.lr_sensitivity_table.output,
+        rules.lr_sensitivity_figure.output,
+
+
+rule schedule_control:
+    message:
+        "App. D.1 / D.7: the decay control (Table 6) and RMSProp"
+    input:
+        rules.table6.output,
+        "results/controls/schedule_comparison.csv",
+
+
+rule zoo_controls:
+    message:
+        "Section 5's controls and Table 2's reference row"
+    input:
+        rules.convex_reference.input,
+        rules.second_size.input,
+        rules.init_scale.input,
+        rules.lr_sensitivity.input,
+        rules.schedule_control.input,
+        rules.classification.output,
+
+
+DEFAULT_TARGETS.extend(rules.zoo_controls.input)

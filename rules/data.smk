@@ -1,0 +1,35 @@
+# Input data: the char-LM corpus (tiny-Shakespeare), verified against its sha256.
+#
+# A configured local copy is checked when the workflow is parsed, so a wrong file stops the run
+# before any job starts. Without one the corpus is downloaded from its public origin by the first
+# job to run (highest priority), and verified there; a failed download names the way out.
+
+CORPUS = "resources/tinyshakespeare/input.txt"
+
+
+# On a cluster the download runs where the workflow runs: compute nodes often have no network.
+localrules:
+    tinyshakespeare,
+
+
+_corpus = config["data"]["tinyshakespeare"]
+if _corpus.get("path") and not Path(CORPUS).exists():
+    gaugelab_corpus.verify(_corpus["path"], _corpus["sha256"])
+
+
+rule tinyshakespeare:
+    message:
+        "tiny-Shakespeare: fetch and verify the char-LM corpus"
+    output:
+        CORPUS,
+    log:
+        "logs/data/tinyshakespeare.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    priority: 100
+    params:
+        local=_corpus.get("path"),
+        url=_corpus["url"],
+        sha256=_corpus["sha256"],
+    script:
+        "../scripts/fetch_corpus.py"

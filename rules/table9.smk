@@ -1,0 +1,184 @@
+# Table 9: the float64 twins at scale (attention.md §2, §4, §10.4, §11.3, §12.3).
+#
+# - table9_step1: steps 0 and 1 of every pair of one configuration, one CPU job per
+#   configuration (the discriminating signal; in the default target).
+# - table9_full: one full-length pair, tagged resources gpu=1 (the `gpu` target).
+# - table9: the table from whatever records exist (step columns always, final columns where the
+#   full runs exist), and its published-versus-reproduced part.
+# - merge_extension: EXTENSION (attention.md §13), not in the paper and not in the default target.
+
+from gaugelab import suite64 as gaugelab_suite64
+
+T9 = config["table9"]
+T9_PAIRS = gaugelab_suite64.pairs_of(T9["pairs"])
+# What determines a run besides its key, step budget and device; the merge block and the lists
+# of configurations and pairs do not (a full-length job reruns only when its own inputs change).
+T9_SETTINGS = {k: T9[k] for k in ("dtype", "momentum", "lr", "lr_aux")}
+
+
+T9_FULL = gaugelab_suite64.full_run_paths(T9["configs"], T9_PAIRS)
+# The char-LM's verified corpus, for the text configuration only.
+T9_CORPUS = lambda wildcards: [CORPUS] if wildcards.model == gaugelab_suite64.TEXT else []
+# Full-length records already on disk: Table 9 is built from whatever exists (rerun the default
+# target after the `gpu` target to fold them in).
+T9_EXISTING = lambda wildcards: [p for p in T9_FULL if Path(p).exists()]
+
+
+rule table9_step1:
+    message:
+        "Table 9, step-1 subset: steps 0 and 1 of every float64 pair of {wildcards.model}"
+    input:
+        T9_CORPUS,
+    output:
+        "results/runs/table9_step1/{model}.json",
+    log:
+        "logs/table9/step1/{model}.log",
+    benchmark:
+        "benchmarks/table9/step1/{model}.tsv"
+    conda:
+        "../envs/gaugelab.yaml"
+    threads: 1
+    resources:
+        mem_mb=6000,
+        runtime=120,
+    params:
+        settings=T9_SETTINGS,
+        pairs=T9["pairs"],
+        device=T9["step1_device"],
+    script:
+        "../scripts/table9_step1.py"
+
+
+rule table9_full:
+    message:
+        "Table 9, full length: {wildcards.optimizer} {wildcards.variant} twin of {wildcards.model}, init {wildcards.init}, twin seed {wildcards.seed}"
+    input:
+        T9_CORPUS,
+    output:
+        "results/runs/table9/{model}/{optimizer}/{variant}/init{init}_seed{seed}.json",
+    log:
+        "logs/table9/full/{model}/{optimizer}/{variant}/init{init}_seed{seed}.log",
+    benchmark:
+        "benchmarks/table9/full/{model}/{optimizer}/{variant}/init{init}_seed{seed}.tsv"
+    conda:
+        "../envs/cuda.yaml"
+    threads: 2
+    resources:
+        gpu=1,
+        mem_mb=16000,
+        runtime=180,
+    params:
+        settings=T9_SETTINGS,
+        steps=lambda wildcards: T9["steps"][wildcards.model],
+        device=T9["device"],
+    script:
+        "../scripts/table9_full.py"
+
+
+rule table9:
+    message:
+        "Table 9: float64 twins (step-1 columns always, full columns where full runs exist)"
+    input:
+        step1=expand("results/runs/table9_step1/{model}.json", model=T9["configs"]),
+        full=T9_EXISTING,
+    output:
+        tex="results/tables/table9.tex",
+        html=report(
+            "results/tables/table9.html",
+            caption="../report/table9.rst",
+            category="Table 9: float64 twins",
+            labels={"item": "Table 9"},
+        ),
+    log:
+        "logs/tables/table9.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    script:
+        "../scripts/table9.py"
+
+
+COMPARISON_PARTS.append("results/table9/comparison.csv")
+
+
+rule table9_comparison:
+    message:
+        "Table 9: published versus reproduced"
+    input:
+        step1=expand("results/runs/table9_step1/{model}.json", model=T9["configs"]),
+        full=T9_EXISTING,
+    output:
+        "results/table9/comparison.csv",
+    log:
+        "logs/table9/comparison.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    script:
+        "../scripts/compare_table9.py"
+
+
+rule gpu:
+    message:
+        "Table 9: every full-length float64 pair (GPU jobs); rerun the default target afterwards to tabulate them"
+    input:
+        T9_FULL,
+
+
+DEFAULT_TARGETS.extend(rules.table9.output)
+
+
+# --- EXTENSION (attention.md §13): per-head Procrustes merging of float64 twins ----------------
+
+MERGE = T9["merge"]
+
+
+rule merge_extension_pair:
+    message:
+        "EXTENSION, merging: train and merge the {wildcards.optimizer} {wildcards.variant} twin of {wildcards.model} (init {wildcards.init}, twin seed {wildcards.seed})"
+    output:
+        "results/extension/merge/{model}/{optimizer}/{variant}/init{init}_seed{seed}.json",
+    log:
+        "logs/extension/merge/{model}/{optimizer}/{variant}/init{init}_seed{seed}.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    params:
+        settings=T9_SETTINGS,
+        steps=MERGE["steps"],
+        tau=MERGE["tau"],
+    script:
+        "../scripts/merge_extension_pair.py"
+
+
+rule merge_extension_table:
+    message:
+        "EXTENSION, merging: the merged-model table"
+    input:
+        [
+            f"results/extension/merge/{MERGE['config']}/{p.optimizer}/{p.variant}/init{p.init_seed}_seed{p.twin_seed}.json"
+            for p in gaugelab_suite64.pairs_of(MERGE["pairs"])
+        ],
+    output:
+        csv="results/extension/merge_extension.csv",
+        tex="results/extension/merge_extension.tex",
+        html=report(
+            "results/extension/merge_extension.html",
+            caption="../report/merge_extension.rst",
+            category="Extensions (not in the paper)",
+            labels={"item": "Twin merging (extension)"},
+        ),
+    log:
+        "logs/extension/merge_extension.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    script:
+        "../scripts/merge_extension_table.py"
+
+
+rule merge_extension:
+    message:
+        "EXTENSION (not in the paper): per-head Procrustes merging of twins"
+    input:
+        rules.merge_extension_table.output,

@@ -1,0 +1,149 @@
+# Section 6 and Appendix D.5: attention-head gauge twins on the CPU float32 model. One job per
+# pair (a pair shared by run sets is one job), the summary, Table 3 and its QK companion, the
+# D.5 table, Figure 2 and the published-versus-reproduced rows.
+
+# What determines a run; the run sets and the D.5 threshold do not, so editing them reruns nothing.
+TWIN_SETTINGS = {k: v for k, v in config["twins"].items() if k not in ("sets", "tau_decades")}
+
+
+rule twins_run:
+    message:
+        "Section 6 twins: {wildcards.optimizer} {wildcards.variant} twin, init {wildcards.init}, twin seed {wildcards.seed}"
+    output:
+        "results/runs/twins/{model}/{optimizer}/{variant}/init{init}_seed{seed}.json",
+    log:
+        "logs/twins/{model}/{optimizer}/{variant}/init{init}_seed{seed}.log",
+    benchmark:
+        "benchmarks/twins/{model}/{optimizer}/{variant}/init{init}_seed{seed}.tsv"
+    conda:
+        "../envs/gaugelab.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        settings=TWIN_SETTINGS,
+    script:
+        "../scripts/train_twins.py"
+
+
+rule twins_summary:
+    message:
+        "Section 6 twins: one summary row per pair, and the Appendix D.5 quantities"
+    input:
+        twin_runs(),
+    output:
+        summary="results/twins/pairs.csv",
+        d5="results/twins/d5.csv",
+    log:
+        "logs/twins/summary.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    params:
+        sets=config["twins"]["sets"],
+        tau=config["twins"]["tau_decades"],
+    script:
+        "../scripts/summarize_twins.py"
+
+
+rule table3:
+    message:
+        "Table 3: drift between twins (and QK drift) at the checkpoints"
+    input:
+        "results/twins/pairs.csv",
+    output:
+        tex="results/tables/table3.tex",
+        html=report(
+            "results/tables/table3.html",
+            caption="../report/table3.rst",
+            category="Section 6: attention twins",
+            labels={"item": "Table 3"},
+        ),
+        qk_tex="results/tables/table3_qk.tex",
+        qk_html=report(
+            "results/tables/table3_qk.html",
+            caption="../report/table3_qk.rst",
+            category="Section 6: attention twins",
+            labels={"item": "Table 3, QK drift"},
+        ),
+    log:
+        "logs/tables/table3.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    script:
+        "../scripts/table3.py"
+
+
+rule table_d5:
+    message:
+        "Appendix D.5: the multi-seed twin summary"
+    input:
+        "results/twins/d5.csv",
+    output:
+        tex="results/tables/d5.tex",
+        html=report(
+            "results/tables/d5.html",
+            caption="../report/d5.rst",
+            category="Section 6: attention twins",
+            labels={"item": "Appendix D.5"},
+        ),
+    log:
+        "logs/tables/d5.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    script:
+        "../scripts/table_d5.py"
+
+
+rule figure2:
+    message:
+        "Figure 2: attention gauge drift"
+    input:
+        "results/twins/pairs.csv",
+    output:
+        pdf="results/figures/figure2.pdf",
+        png=report(
+            "results/figures/figure2.png",
+            caption="../report/figure2.rst",
+            category="Section 6: attention twins",
+            labels={"item": "Figure 2"},
+        ),
+    log:
+        "logs/figures/figure2.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    script:
+        "../scripts/figure2.py"
+
+
+COMPARISON_PARTS.append("results/twins/comparison.csv")
+
+
+rule twins_comparison:
+    message:
+        "Section 6 and Appendix D.5: published versus reproduced"
+    input:
+        "results/twins/pairs.csv",
+    output:
+        "results/twins/comparison.csv",
+    log:
+        "logs/twins/comparison.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    params:
+        sets=config["twins"]["sets"],
+    script:
+        "../scripts/compare_twins.py"
+
+
+rule twins:
+    message:
+        "Section 6 and Appendix D.5: Table 3, Figure 2, the D.5 table and their comparison"
+    input:
+        rules.table3.output,
+        rules.table_d5.output,
+        rules.figure2.output,
+        "results/twins/comparison.csv",
+
+
+DEFAULT_TARGETS.extend(rules.twins.input)

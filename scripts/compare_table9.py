@@ -1,0 +1,14 @@
+"""Table 9's published values beside the reproduced ones."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
+sys.stdout = sys.stderr = open(snakemake.log[0], "w")
+
+from gaugelab import records, suite64, table9  # noqa: E402
+
+step1 = [r for path in snakemake.input.step1 for r in suite64.read_bundle(path)]
+full = [records.read_twin(path) for path in snakemake.input.full]
+rows = table9.comparison(step1, full)
+rows.to_csv(snakemake.output[0], index=False)
+print(rows.to_string())

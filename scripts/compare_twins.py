@@ -1,0 +1,16 @@
+"""Section 6 and Appendix D.5 published values beside the reproduced ones."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
+sys.stdout = sys.stderr = open(snakemake.log[0], "w")
+
+import pandas as pd  # noqa: E402
+
+from gaugelab import compare  # noqa: E402
+from gaugelab import twin_summary as ts  # noqa: E402
+
+summary = pd.read_csv(snakemake.input[0], keep_default_na=False, na_values=[""])
+rows = compare.twins(summary, ts.sets_of({"sets": snakemake.params.sets}))
+rows.to_csv(snakemake.output[0], index=False)
+print(rows.to_string())

@@ -1,0 +1,14 @@
+"""One drift figure (three twins, log-log) per diagnosis, drawn from the diagnosis files only."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
+sys.stdout = sys.stderr = open(snakemake.log[0], "w")
+
+from gaugelab import diagnose, figures  # noqa: E402
+
+outputs = {Path(p).name: p for p in snakemake.output}
+for path in snakemake.input:
+    for testbed, report in diagnose.read_bundle(path)["reports"].items():
+        stem = f"{Path(path).stem}.{testbed}"
+        figures.save(diagnose.figure(report), outputs[f"{stem}.pdf"], outputs[f"{stem}.png"])

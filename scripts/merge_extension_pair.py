@@ -1,0 +1,27 @@
+"""EXTENSION (not in the paper): train one float64 twin pair, align copy 2's heads onto copy 1's
+by per-head orthogonal Procrustes, merge, and measure the merged model (attention.md §13.2)."""
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # before torch starts (attention.md §8)
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
+sys.stdout = sys.stderr = open(snakemake.log[0], "w")
+
+from gaugelab import merge, records, runtime, suite64, twins  # noqa: E402
+
+w, p = snakemake.wildcards, snakemake.params
+device = suite64.configure(snakemake.threads, "cpu")
+cfg = suite64.config(w.model)
+twin, sigma = twins.parse_variant(w.variant)
+pair = twins.Pair(w.optimizer, twin, int(w.init), int(w.seed), sigma)
+task = suite64.make_task(cfg, device=device)
+rec, a, b = suite64.train_copies(pair, cfg, task, p.settings, steps=p.steps,
+                                 dtype=runtime.resolve_dtype(p.settings["dtype"]), device=device)
+report = merge.merge_report(a, b, cfg, task.x_val, task.y_val, task.x_train, task.y_train, tau=p.tau)
+row = {"extension": True, "config": cfg.name, "optimizer": pair.optimizer, "twin": pair.twin,
+       "init_seed": pair.init_seed, "twin_seed": pair.twin_seed, "sigma": pair.sigma, "steps": rec["steps_done"],
+       "status": rec["status"], "final_drift": rec["curve"][-1][1], **report, "env": rec["env"]}
+records.write_json(snakemake.output[0], row)
+print(f"EXTENSION {cfg.name} {pair} after {rec['steps_done']} steps: QK max {report['qk_max']:.2e}, "
+      f"aligned merge drift to A {report['aligned_drift_to_a']:.2e}, naive {report['naive_drift_to_a']:.2e}")

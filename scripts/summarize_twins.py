@@ -1,0 +1,17 @@
+"""Twin extraction: one summary row per pair (drift, QK drift at every checkpoint, finals) and the
+Appendix D.5 quantities."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
+sys.stdout = sys.stderr = open(snakemake.log[0], "w")
+
+from gaugelab import records  # noqa: E402
+from gaugelab import twin_summary as ts  # noqa: E402
+
+sets = ts.sets_of({"sets": snakemake.params.sets})
+summary = ts.frame([records.read_twin(path) for path in snakemake.input], sets)
+summary.to_csv(snakemake.output.summary, index=False)
+d5 = ts.d5_summary(summary, snakemake.params.tau)
+d5.to_csv(snakemake.output.d5, index=False)
+print(d5.to_string())

@@ -1,0 +1,20 @@
+"""Table 6: every mode of the decay control scored by rec-sel and spd-sel; midpoint counts."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
+sys.stdout = sys.stderr = open(snakemake.log[0], "w")
+
+from gaugelab import controls, records, select, tables  # noqa: E402
+
+p = snakemake.params
+recs = [records.read(path) for path in snakemake.input]
+runs = {mode: select.frame([r for r in recs if r["experiment"] == arm]) for mode, arm in p.modes.items()}
+table = controls.schedule(runs, p.grids, p.tol)
+counts = controls.midpoint_counts(table)
+table.to_csv(snakemake.output.csv, index=False)
+counts.to_csv(snakemake.output.counts, index=False)
+controls.deltas(table).to_csv(snakemake.output.deltas, index=False)
+Path(snakemake.output.tex).write_text(tables.table6_latex(table, counts, p.rmsprop_budget))
+Path(snakemake.output.html).write_text(tables.table6_html(table, counts, p.rmsprop_budget))
+print(table[table["selected"]].to_string(), counts.to_string(), sep="\n")

@@ -1,0 +1,424 @@
+"""The float64 twin suite of Table 9 (spec: attention.md §2, §4, §5, §7–§10.4, §12.3).
+
+The twin protocol of Section 6 repeated in float64 with deterministic kernels, at larger sizes
+and on a character-level language model. The architecture is :mod:`gaugelab.transformer`'s; this
+suite differs in
+
+- its **initialisation**: a dedicated CPU generator seeded with the init seed, drawn in float32
+  grouped by parameter type across layers (E, pos, every W_Q, every W_K, every W_V, every W_O,
+  gains, every W_1, every W_2, g_f, head), then cast to the model dtype (§4);
+- its **embedding** (one-hot matmul), **loss** (written-out cross-entropy) and, on text, a causal
+  mask with every position read out: the ``ModelConfig`` fields ``embed``, ``causal``, ``readout``;
+- the **dtype** of the twin draws: gauge and noise draws follow the model dtype (float64 here).
+
+A pair is trained as the spec's loop says: per step, copy 1, then copy 2, each a separate run of
+the batched functional model (run dimension 1) with its own optimizer state. The twins, metrics
+and update rules are :mod:`gaugelab.twins`'s public pieces; only the loop is new, because
+twins.train_pair is tied to the CPU model and the mod task.
+
+The **step-1 subset** (:func:`step1_subset`) measures steps 0 and 1 of every pair of a
+configuration in one process. Step 1 is where Adam alone moves (§12.4), and it fixes every
+Table 9 step-1 value and ratio_T9. It computes each distinct model once: the step-0 copy 2 of a
+twin does not depend on the optimizer, and copy 1 after one step depends only on (optimizer,
+init seed). Every model is still the one the full loop would produce.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import torch
+from torch import Tensor
+
+from . import corpus, records, runtime, tasks, transformer, twins
+from .transformer import ModelConfig, Params
+from .twins import DeterminismError, Pair
+
+BUNDLE_SCHEMA = "gaugelab.twin_bundle/1"
+DATA_SEED = 42
+
+
+def _mod(P: int, L: int, d: int, H: int) -> ModelConfig:
+    return replace(transformer.mod_config(P, L, d, H, prefix="f64"), embed="onehot")
+
+
+# The float64 configurations of §2 in Table 9's block order, with their step budgets and labels.
+CONFIGS: dict[str, ModelConfig] = {c.name: c for c in (
+    _mod(47, 2, 64, 4),
+    _mod(97, 4, 128, 8),
+    _mod(97, 6, 256, 8),
+    ModelConfig("f64-text-L6d256h8", 65, 65, 6, 256, 8, corpus.CONTEXT, readout="all", embed="onehot", causal=True),
+)}
+STEPS = {"f64-mod47-L2d64h4": 1500, "f64-mod97-L4d128h8": 2000, "f64-mod97-L6d256h8": 2000, "f64-text-L6d256h8": 3000}
+LABELS = {"f64-mod47-L2d64h4": "mod p47 L2 d64 h4 s1500", "f64-mod97-L4d128h8": "mod p97 L4 d128 h8 s2000",
+          "f64-mod97-L6d256h8": "mod p97 L6 d256 h8 s2000", "f64-text-L6d256h8": "text L6 d256 h8 s3000"}
+TEXT = "f64-text-L6d256h8"
+SHORT = {"f64-mod47-L2d64h4": "2L/d64", "f64-mod97-L4d128h8": "4L/d128", "f64-mod97-L6d256h8": "6L/d256",
+         "f64-text-L6d256h8": "char-LM"}
+CHECKPOINTS = (0, 1, 10, 50, 100, 300, 600, 1000, 1500, 2000, 3000)
+
+
+def config(name: str) -> ModelConfig:
+    try:
+        return CONFIGS[name]
+    except KeyError:
+        raise ValueError(f"unknown float64 configuration {name!r}; use one of {list(CONFIGS)}") from None
+
+
+def is_text(cfg: ModelConfig) -> bool:
+    return cfg.readout == "all"
+
+
+def task_kind(cfg: ModelConfig) -> str:
+    return "text" if is_text(cfg) else "mod"
+
+
+# --- initialisation (§4) ------------------------------------------------------------------------
+
+
+def param_names(cfg: ModelConfig) -> list[str]:
+    """The float64 model's parameter order (§4): grouped by type across layers. Used by the
+    optimizer loop and the scalar-Adam sum."""
+    grouped = [f"l{i}.{name}" for name in ("W_Q", "W_K", "W_V", "W_O", "g1", "g2", "W_1", "W_2")
+               for i in range(cfg.n_layer)]
+    return ["E", "pos", *grouped, "g_f", "W_out"]
+
+
+def initial_params(cfg: ModelConfig, init_seed: int, dtype: torch.dtype = torch.float64,
+                   device: torch.device | str = "cpu") -> Params:
+    """The §4 draw: a fresh CPU generator seeded ``init_seed``; float32 values, transformed in
+    float32, cast to ``dtype``, moved to ``device``. Uniform draws are (rand·2 − 1)/√fan_in.
+    Returned in :func:`param_names` order, each with a leading run dimension of 1."""
+    gen = torch.Generator().manual_seed(init_seed)
+    d, L = cfg.d, cfg.n_layer
+
+    def uniform(out: int, fan_in: int) -> Tensor:
+        return (torch.rand(out, fan_in, generator=gen) * 2 - 1) / fan_in**0.5
+
+    p: Params = {"E": torch.randn(cfg.vocab_in, d, generator=gen),
+                 "pos": torch.randn(1, cfg.n_ctx, d, generator=gen) * 0.02}
+    for name in ("W_Q", "W_K", "W_V", "W_O"):
+        for i in range(L):
+            p[f"l{i}.{name}"] = uniform(d, d)
+    for name in ("g1", "g2"):
+        for i in range(L):
+            p[f"l{i}.{name}"] = torch.ones(d)
+    for i in range(L):
+        p[f"l{i}.W_1"] = uniform(cfg.mlp, d)
+    for i in range(L):
+        p[f"l{i}.W_2"] = uniform(d, cfg.mlp)
+    p["g_f"] = torch.ones(d)
+    p["W_out"] = uniform(cfg.vocab_out, d)
+    assert list(p) == param_names(cfg)
+    return {k: v.to(dtype).to(device)[None].contiguous() for k, v in p.items()}
+
+
+# --- data (§5) ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Task:
+    """What a pair trains and is measured on: the batch of each 1-based step (the same tensors
+    for both copies), the validation inputs, and the full training set (mod) for the train loss."""
+
+    kind: str                     # "mod" or "text"
+    x_val: Tensor
+    y_val: Tensor
+    x_train: Tensor | None = None  # mod: the full batch of every step
+    y_train: Tensor | None = None
+    chars: corpus.CharData | None = None
+    device: torch.device | str = "cpu"
+
+    def batch(self, step: int) -> tuple[Tensor, Tensor]:
+        if self.chars is None:
+            return self.x_train, self.y_train
+        x, y = self.chars.batch(step)  # row step − 1 of the shared (3000 × 32) table
+        return x.to(self.device), y.to(self.device)
+
+
+def make_task(cfg: ModelConfig, corpus_path: str | Path | None = None, device: torch.device | str = "cpu") -> Task:
+    if is_text(cfg):
+        if corpus_path is None:
+            raise ValueError(f"{cfg.name} needs the tiny-Shakespeare corpus (corpus_path)")
+        chars = corpus.load(corpus_path)
+        if len(chars.vocab) != cfg.vocab_in:
+            raise ValueError(f"corpus vocabulary has {len(chars.vocab)} characters, {cfg.name} expects {cfg.vocab_in}")
+        x_val, y_val = chars.validation()
+        return Task("text", x_val.to(device), y_val.to(device), chars=chars, device=device)
+    split = tasks.modular_addition(cfg.vocab_out, DATA_SEED, tasks.TRAIN_FRACTION)
+    return Task("mod", split.x_val.to(device), split.y_val.to(device), split.x_train.to(device),
+                split.y_train.to(device), device=device)
+
+
+# --- one copy -----------------------------------------------------------------------------------
+
+
+class Copy:
+    """One copy of a pair: its parameters (run dimension 1), its own update rule state and
+    step counter (§6.1)."""
+
+    def __init__(self, params: Params, cfg: ModelConfig, optimizer: str, lr: float, settings: dict):
+        self.params, self.cfg, self.lr = params, cfg, lr
+        self.names = list(params)
+        self.leaves = [params[n].requires_grad_(True) for n in self.names]
+        self.rule = twins.make_rule(optimizer, self.names, settings)
+        self.state = self.rule.init(self.leaves)
+        self.t = 0
+
+    def step(self, x: Tensor, y: Tensor) -> float:
+        """Forward, hand-written loss, backward, update; returns the pre-update loss. A
+        non-finite loss leaves the copy untouched."""
+        loss = transformer.manual_loss(transformer.forward(self.params, x, self.cfg), y)  # (1,)
+        value = float(loss.detach()[0])
+        if not torch.isfinite(loss).all():
+            return value
+        grads = torch.autograd.grad(loss.sum(), self.leaves)
+        self.t += 1
+        deltas, self.state = self.rule.update(grads, self.state, self.lr, self.t)
+        with torch.no_grad():
+            for p, d in zip(self.leaves, deltas):
+                p.add_(d)
+        return value
+
+    def logits(self, x: Tensor) -> Tensor:
+        return logits(self.params, self.cfg, x)
+
+
+@torch.no_grad()
+def logits(params: Params, cfg: ModelConfig, x: Tensor) -> Tensor:
+    return transformer.forward(params, x, cfg)[0]
+
+
+def clone(params: Params) -> Params:
+    return {k: v.detach().clone() for k, v in params.items()}
+
+
+def twin_of(base: Params, cfg: ModelConfig, pair: Pair) -> Params:
+    """Copy 2: a clone of base with the pair's twin transform (§7), draws in the model dtype."""
+    params = clone(base)
+    twins.make_twin(params, cfg, pair, run=0)
+    return params
+
+
+def qk_heads(p1: Params, p2: Params, cfg: ModelConfig) -> list[float]:
+    """Per-head QK drift r_ℓh (§9.2), layer-major."""
+    both = {f"l{i}.{n}": torch.cat([p1[f"l{i}.{n}"], p2[f"l{i}.{n}"]]).detach()
+            for i in range(cfg.n_layer) for n in ("W_Q", "W_K")}
+    with torch.no_grad():
+        return twins.qk_drift(both, cfg)
+
+
+def point(step: int, z1: Tensor, z2: Tensor, heads: list[float]) -> list:
+    return [step, twins.drift(z1, z2), sum(heads) / len(heads), max(heads)]
+
+
+def check_identity(pair: Pair, p1: Params, p2: Params, pt: list) -> None:
+    """The determinism control (§8): an identity twin is bit-identical to its base, drift and QK
+    drift exactly 0.0, or the job fails naming the pair."""
+    if pair.twin != "identity":
+        return
+    same = all(torch.equal(p1[k], p2[k]) for k in p1)
+    if not (same and pt[1] == 0.0 and pt[2] == 0.0):
+        raise DeterminismError(f"{pair}: copy 2 is not bit-identical to copy 1 at step {pt[0]} (drift {pt[1]:.3e}, "
+                               f"QK drift {pt[2]:.3e}); the harness is not deterministic")
+
+
+def mean_loss(z: Tensor, y: Tensor) -> float:
+    return float(transformer.manual_loss(z[None], y)[0])
+
+
+def learning_rate(settings: dict, cfg: ModelConfig, optimizer: str) -> float:
+    return float(settings["lr"][task_kind(cfg)][optimizer])
+
+
+def record(cfg: ModelConfig, pair: Pair, settings: dict, *, steps: int, steps_done: int, curve: list,
+           per_head: list, ends: dict, status: str, start: float, dtype: torch.dtype, device) -> dict:
+    """A run record (§10.5, the twin schema), with this suite's fields ``label``, ``set`` and, on
+    text, the last minibatch losses."""
+    name = str(dtype).removeprefix("torch.")
+    return {
+        "schema": records.TWIN_SCHEMA, "config": cfg.name, "label": LABELS[cfg.name],
+        "task": "text" if is_text(cfg) else f"mod{cfg.vocab_out}", "P": cfg.vocab_out,
+        "L": cfg.n_layer, "d": cfg.d, "H": cfg.n_head, "hd": cfg.hd, "mlp": cfg.mlp, "n_ctx": cfg.n_ctx,
+        "steps": steps, "steps_done": steps_done, "dtype": name, "device": str(device),
+        "optimizer": pair.optimizer, "lr": learning_rate(settings, cfg, pair.optimizer),
+        "lr_aux": float(settings["lr_aux"]) if pair.optimizer == "muon" else None,
+        "twin": pair.twin, "init_seed": pair.init_seed, "twin_seed": pair.twin_seed, "sigma": pair.sigma,
+        "data_seed": DATA_SEED, "curve": curve, "per_head_final": per_head,
+        "acc1": ends.get("acc1"), "acc2": ends.get("acc2"), "val_loss1": ends["val_loss1"],
+        "val_loss2": ends["val_loss2"], "train_loss1": ends.get("train_loss1"), "train_loss2": ends.get("train_loss2"),
+        "last_batch_loss1": ends.get("last_batch_loss1"), "last_batch_loss2": ends.get("last_batch_loss2"),
+        "status": status, "identity_exact": True if pair.twin == "identity" else None,
+        "wall_s": round(time.perf_counter() - start, 3), "env": runtime.environment(name, device),
+    }
+
+
+def end_metrics(task: Task, z1: Tensor, z2: Tensor) -> dict:
+    ends = {"val_loss1": mean_loss(z1, task.y_val), "val_loss2": mean_loss(z2, task.y_val)}
+    if task.kind == "mod":
+        ends.update(acc1=twins.accuracy(z1, task.y_val), acc2=twins.accuracy(z2, task.y_val))
+    return ends
+
+
+# --- a full pair (§6.1, §9.7) -------------------------------------------------------------------
+
+
+def checkpoints(steps: int, marks=CHECKPOINTS) -> list[int]:
+    return sorted({0, steps} | {s for s in marks if s <= steps})
+
+
+def train_pair(pair: Pair, cfg: ModelConfig, task: Task, settings: dict, *, steps: int | None = None,
+               dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu") -> dict:
+    """Train one pair for ``steps`` (the configuration's budget by default) and return its record.
+    Per step: copy 1, then copy 2, on the same batch tensors; evaluation after both. Stops with
+    status ``nonfinite`` when copy 2's loss is not finite."""
+    return train_copies(pair, cfg, task, settings, steps=steps, dtype=dtype, device=device)[0]
+
+
+def train_copies(pair: Pair, cfg: ModelConfig, task: Task, settings: dict, *, steps: int | None = None,
+                 dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu") -> tuple[dict, Params, Params]:
+    """:func:`train_pair`, also returning the final parameters of copy 1 and copy 2 (the merging
+    extension's inputs)."""
+    start = time.perf_counter()
+    steps = STEPS[cfg.name] if steps is None else steps
+    base = initial_params(cfg, pair.init_seed, dtype, device)
+    lr = learning_rate(settings, cfg, pair.optimizer)
+    c1 = Copy(clone(base), cfg, pair.optimizer, lr, settings)
+    c2 = Copy(twin_of(base, cfg, pair), cfg, pair.optimizer, lr, settings)
+    marks, curve, status, done, last = set(checkpoints(steps)), [], twins.STATUS_OK, 0, (None, None)
+
+    def evaluate(step: int) -> tuple[Tensor, Tensor]:
+        z1, z2 = c1.logits(task.x_val), c2.logits(task.x_val)
+        pt = point(step, z1, z2, qk_heads(c1.params, c2.params, cfg))
+        check_identity(pair, c1.params, c2.params, pt)
+        curve.append(pt)
+        return z1, z2
+
+    z1, z2 = evaluate(0)
+    for step in range(1, steps + 1):
+        x, y = task.batch(step)
+        last = (c1.step(x, y), c2.step(x, y))
+        if not math.isfinite(last[1]):  # copy 2's loss (§6.1)
+            status = twins.STATUS_NONFINITE
+            break
+        done = step
+        if step in marks:
+            z1, z2 = evaluate(step)
+    if curve[-1][0] != done:
+        z1, z2 = evaluate(done)
+    ends = end_metrics(task, z1, z2)
+    if task.kind == "mod":
+        ends.update(train_loss1=mean_loss(c1.logits(task.x_train), task.y_train),
+                    train_loss2=mean_loss(c2.logits(task.x_train), task.y_train))
+    else:
+        ends.update(last_batch_loss1=last[0], last_batch_loss2=last[1])
+    rec = record(cfg, pair, settings, steps=steps, steps_done=done, curve=curve,
+                 per_head=qk_heads(c1.params, c2.params, cfg), ends=ends, status=status, start=start,
+                 dtype=dtype, device=device)
+    return rec, clone(c1.params), clone(c2.params)
+
+
+# --- the step-1 subset (§14: cheap structural checks) --------------------------------------------
+
+
+def step1_subset(cfg: ModelConfig, task: Task, pairs: list[Pair], settings: dict, *,
+                 dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu",
+                 log=print) -> list[dict]:
+    """Steps 0 and 1 of every pair, one record each (``steps`` = 1). Each distinct model is
+    computed once: base per init seed, copy 1 after one step per (optimizer, init seed), copy 2
+    at step 0 per twin. The identity twins are checked bit for bit at both steps."""
+    bases: dict[int, Params] = {}
+    z_base: dict[int, Tensor] = {}
+    stepped: dict[tuple, tuple[Params, Tensor, float]] = {}
+    twin0: dict[tuple, tuple[Params, Tensor]] = {}
+    out = []
+    for pair in pairs:
+        start = time.perf_counter()
+        init = pair.init_seed
+        if init not in bases:
+            bases[init] = initial_params(cfg, init, dtype, device)
+            z_base[init] = logits(bases[init], cfg, task.x_val)
+        lr = learning_rate(settings, cfg, pair.optimizer)
+        if (pair.optimizer, init) not in stepped:
+            c1 = Copy(clone(bases[init]), cfg, pair.optimizer, lr, settings)
+            loss1 = c1.step(*task.batch(1))
+            stepped[(pair.optimizer, init)] = ({k: v.detach() for k, v in c1.params.items()},
+                                               c1.logits(task.x_val), loss1)
+        twin_key = (pair.twin, init, pair.twin_seed, pair.sigma)
+        if twin_key not in twin0:
+            p2 = twin_of(bases[init], cfg, pair)
+            twin0[twin_key] = (p2, logits(p2, cfg, task.x_val))
+        p2_0, z2_0 = twin0[twin_key]
+        c2 = Copy(clone(p2_0), cfg, pair.optimizer, lr, settings)
+        loss2 = c2.step(*task.batch(1))
+        z2 = c2.logits(task.x_val)
+        p1, z1, loss1 = stepped[(pair.optimizer, init)]
+        curve = [point(0, z_base[init], z2_0, qk_heads(bases[init], p2_0, cfg))]
+        check_identity(pair, bases[init], p2_0, curve[0])
+        curve.append(point(1, z1, z2, qk_heads(p1, c2.params, cfg)))
+        check_identity(pair, p1, c2.params, curve[1])
+        finite = math.isfinite(loss2)
+        ends = end_metrics(task, z1, z2)
+        if task.kind == "text":
+            ends.update(last_batch_loss1=loss1, last_batch_loss2=loss2)
+        rec = record(cfg, pair, settings, steps=1, steps_done=1 if finite else 0, curve=curve,
+                     per_head=qk_heads(p1, c2.params, cfg), ends=ends,
+                     status=twins.STATUS_OK if finite else twins.STATUS_NONFINITE, start=start, dtype=dtype,
+                     device=device)
+        rec["set"] = "step1"
+        out.append(rec)
+        log(f"{cfg.name} {pair}: drift step 0 {curve[0][1]:.3e}, step 1 {curve[1][1]:.3e}, "
+            f"QK step 1 {curve[1][2]:.3e} ({rec['wall_s']:.1f} s)" + (" determinism OK" if pair.twin == "identity" else ""))
+    return out
+
+
+# --- the run matrix and bundles (§10.4) ----------------------------------------------------------
+
+
+def pairs_of(entries: list[dict]) -> list[Pair]:
+    """The configured run matrix as pairs, in listed order, each once."""
+    return list(dict.fromkeys(Pair.of(p["optimizer"], p["twin"], p["init"], p.get("seed"), p.get("sigma", 0.0))
+                              for p in entries))
+
+
+def full_run_path(model: str, pair: Pair) -> str:
+    """results/runs/table9/<model>/<optimizer>/<twin variant>/init<init>_seed<twin seed>.json"""
+    return f"results/runs/table9/{model}/{pair.optimizer}/{pair.variant}/init{pair.init_seed}_seed{pair.twin_seed}.json"
+
+
+def full_run_paths(models: list[str], pairs: list[Pair]) -> list[str]:
+    return [full_run_path(model, pair) for model in models for pair in pairs]
+
+
+def write_bundle(path: str | Path, recs: list[dict]) -> None:
+    for i, r in enumerate(recs):
+        records.validate_twin(records._to_json(r), f"{path}[{i}]")
+    records.write_json(path, {"schema": BUNDLE_SCHEMA, "records": recs})
+
+
+def read_bundle(path: str | Path) -> list[dict]:
+    """Load a step-1 bundle and validate each record (nulls come back as NaN)."""
+    import json
+
+    path = Path(path)
+    try:
+        payload = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise records.RecordError(f"{path}: not valid JSON (cut short?): {exc}") from None
+    if not isinstance(payload, dict) or payload.get("schema") != BUNDLE_SCHEMA:
+        raise records.RecordError(f"{path}: not a float64 twin bundle")
+    out = []
+    for i, r in enumerate(payload["records"]):
+        records.validate_twin(r, f"{path}[{i}]")
+        r["curve"] = [[records._from_json(x) for x in p] for p in r["curve"]]
+        r["per_head_final"] = [records._from_json(x) for x in r["per_head_final"]]
+        out.append(r)
+    return out
+
+
+def configure(threads: int | None, device: str) -> torch.device:
+    """The deterministic settings, in one place (runtime.configure; CUBLAS checked on CUDA)."""
+    return runtime.configure(threads=threads, device=device, deterministic=True)

@@ -1,0 +1,210 @@
+"""Table 9 from the float64 twin records (spec: attention.md §9.6, §11.3, §12.3).
+
+Two kinds of record feed it: the step-1 subset (steps 0 and 1 of every pair, always present) and
+the full-length runs (where they exist; GPU jobs). Step columns come from the subset, final and
+per-head columns from the full runs; a row without full runs prints "--" there. Nothing is typed
+in: every number is read from the records, and published values only reach the comparison.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from . import compare, published
+from .suite64 import CONFIGS, LABELS, SHORT
+from .tables import TWIN_OPTIMIZER, _html_table, _latex_escape, drift_text
+
+ORDER = ("adam", "scalar_adam", "muon", "sgd")  # Table 9's row order
+TWIN_ORDER = ("gauge", "noise", "identity")
+EQUIVARIANT = ("sgd", "scalar_adam", "muon")
+MOD97 = ("f64-mod97-L4d128h8", "f64-mod97-L6d256h8")
+TEXT = "f64-text-L6d256h8"
+ADAM_GAUGE_PAIRS = 6  # {42, 43} x {777, 888, 999} (§10.4): a published range or ratio needs them all
+COLLAPSED = "f64-mod97-L6d256h8"  # SGD (lr 0.5) and scalar-Adam (lr 3e-3) do not train there (pitfall 14)
+
+
+def drift_at(rec: dict, step: int) -> float:
+    for s, d, *_ in rec["curve"]:
+        if s == step:
+            return float(d)
+    return math.nan
+
+
+def cell(values: list[float]) -> str:
+    """One record: its value; several: ``lo–hi`` in %.1e (even when lo = hi); exact 0 as 0."""
+    values = [v for v in values if v == v]
+    if not values:
+        return "--"
+    if len(values) == 1:
+        return drift_text(values[0])
+    return f"{drift_text(min(values))}–{drift_text(max(values))}"
+
+
+def _key(rec: dict) -> tuple:
+    return (rec["optimizer"], rec["twin"], rec["init_seed"], rec["twin_seed"], float(rec["sigma"]))
+
+
+def rows(step1: list[dict], full: list[dict]) -> pd.DataFrame:
+    """One row per (configuration, optimizer, twin) group, in Table 9's order, with the raw lists
+    behind each cell: step-0 and step-1 drift (subset), final drift and per-head max (full runs)."""
+    out = []
+    for name in CONFIGS:
+        sub = [r for r in step1 if r["config"] == name]
+        if not sub:
+            continue
+        runs = {_key(r): r for r in full if r["config"] == name}
+        for opt in ORDER:
+            for twin in TWIN_ORDER:
+                group = sorted((r for r in sub if r["optimizer"] == opt and r["twin"] == twin),
+                               key=lambda r: (r["sigma"], r["init_seed"], r["twin_seed"]))
+                if not group:
+                    continue
+                sigmas = sorted({float(r["sigma"]) for r in group})
+                label = f"noise@[{', '.join(f'{s:g}' for s in sigmas)}]" if twin == "noise" else twin
+                done = [runs[_key(r)] for r in group if _key(r) in runs]
+                out.append({
+                    "config": name, "block": LABELS[name], "optimizer": opt, "twin": twin, "label": label,
+                    "pairs": len(group), "full_pairs": len(done),
+                    "step0": [drift_at(r, 0) for r in group], "step1": [drift_at(r, 1) for r in group],
+                    "final": [float(r["curve"][-1][1]) for r in done],
+                    "per_head_max": [max(r["per_head_final"]) for r in done],
+                    "status": sorted({r["status"] for r in done}),
+                })
+    return pd.DataFrame(out)
+
+
+def ratio_t9(step1: list[dict], name: str) -> float:
+    """§9.6: min over the Adam gauge records of drift(1) ÷ drift(1) of the Adam noise record with
+    the largest σ."""
+    sub = [r for r in step1 if r["config"] == name and r["optimizer"] == "adam"]
+    gauge = [drift_at(r, 1) for r in sub if r["twin"] == "gauge"]
+    noise = [r for r in sub if r["twin"] == "noise"]
+    if not gauge or not noise:
+        return math.nan
+    loudest = max(noise, key=lambda r: float(r["sigma"]))
+    return min(gauge) / drift_at(loudest, 1)
+
+
+HEADER = ["optimizer", "twin", "pairs", "step 0", "step 1", "final", "per-head max"]
+
+
+def _body(table: pd.DataFrame, name: str) -> list[list[str]]:
+    block = table[table["config"] == name]
+    body = []
+    for _, r in block.iterrows():
+        pairs = f"{r['pairs']}" if r["full_pairs"] in (0, r["pairs"]) else f"{r['pairs']} ({r['full_pairs']} full)"
+        final = cell(r["final"]) if r["full_pairs"] else "--"
+        if "nonfinite" in r["status"]:
+            final += " (nonfinite)"
+        body.append([TWIN_OPTIMIZER[r["optimizer"]], r["label"], pairs, cell(r["step0"]), cell(r["step1"]),
+                     final, cell(r["per_head_max"]) if r["full_pairs"] else "--"])
+    return body
+
+
+def _notes(table: pd.DataFrame, step1: list[dict], name: str) -> list[str]:
+    ratio = ratio_t9(step1, name)
+    notes = [f"conservative structural ratio (step 1): {ratio:.0f}×" if math.isfinite(ratio)
+             else "conservative structural ratio (step 1): --"]
+    block = table[table["config"] == name]
+    if not block["full_pairs"].any():
+        notes.append("final and per-head columns: no full-length runs yet (GPU target 'gpu')")
+    if name == COLLAPSED:
+        notes.append("SGD (lr 0.5) and scalar-Adam (lr 3e-3) do not train at 6L/d256: their final cells "
+                     "describe collapsed models; only their step-1 values mean anything")
+    return notes
+
+
+def _latex_note(note: str) -> str:
+    return _latex_escape(note).replace("×", "$\\times$")
+
+
+def latex(table: pd.DataFrame, step1: list[dict]) -> str:
+    width = len(HEADER)
+    lines = ["% Table 9 (float64 twins), generated from the workflow's run records. Do not edit.",
+             f"\\begin{{tabular}}{{ll{'r' * (width - 2)}}}", "\\toprule", " & ".join(HEADER) + " \\\\"]
+    for name in dict.fromkeys(table["config"]):
+        lines += ["\\midrule", f"\\multicolumn{{{width}}}{{l}}{{attention {LABELS[name]}}} \\\\", "\\midrule"]
+        lines += [" & ".join(_latex_escape(c) for c in row) + " \\\\" for row in _body(table, name)]
+        lines += [f"\\multicolumn{{{width}}}{{l}}{{\\footnotesize {_latex_note(n)}}} \\\\" for n in _notes(table, step1, name)]
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    return "\n".join(lines).replace("–", "--") + "\n"
+
+
+def html(table: pd.DataFrame, step1: list[dict]) -> str:
+    rows_, classes = [], []
+    for name in dict.fromkeys(table["config"]):
+        rows_.append([f"attention {LABELS[name]}"] + [""] * (len(HEADER) - 1))
+        classes.append("block")
+        rows_ += _body(table, name)
+        classes += [""] * len(_body(table, name))
+        rows_ += [[n] + [""] * (len(HEADER) - 1) for n in _notes(table, step1, name)]
+        classes += ["note"] * len(_notes(table, step1, name))
+    return _html_table(HEADER, rows_, "Table 9: relative logit distance between float64 twins", classes)
+
+
+# --- published versus reproduced ---------------------------------------------------------------
+
+
+def _row(v: published.Value, value: float, at: str) -> dict:
+    diff = abs(value - v.value) if math.isfinite(value) else math.nan
+    note = compare.REQUIREMENT.get(v.kind, "").format(t=v.tolerance)
+    return {"source": v.source, "row": v.row, "quantity": v.quantity, "published": v.printed,
+            "published_value": v.value, "reproduced": value, "at": at, "abs_diff": diff,
+            "tolerance": v.tolerance, "sensitivity": math.nan, "verdict": compare.judge(v, value), "note": note}
+
+
+def quantities(step1: list[dict], full: list[dict]) -> dict[tuple, tuple[float, str]]:
+    """The reproduced counterpart of every Table 9 value whose records exist."""
+    found = {}
+    for name, short in SHORT.items():
+        sub = [r for r in step1 if r["config"] == name]
+        if not sub:
+            continue
+        adam = [drift_at(r, 1) for r in sub if r["optimizer"] == "adam" and r["twin"] == "gauge"]
+        if len(adam) < ADAM_GAUGE_PAIRS:  # the published ranges and ratios are over six pairs
+            continue
+        found[("Table 9", f"{short} Adam gauge", "step1_min")] = (min(adam), f"step 1, {len(adam)} pairs")
+        found[("Table 9", f"{short} Adam gauge", "step1_max")] = (max(adam), f"step 1, {len(adam)} pairs")
+        ratio = ratio_t9(step1, name)
+        if math.isfinite(ratio):
+            found[("Table 9", short, "ratio_t9")] = (ratio, "step 1")
+    for row, names in (("mod-97 equivariant gauge", MOD97), ("char-LM equivariant gauge", (TEXT,))):
+        eq = [drift_at(r, 1) for r in step1 if r["config"] in names and r["optimizer"] in EQUIVARIANT
+              and r["twin"] == "gauge"]
+        if eq:
+            found[("Table 9", row, "step1_max")] = (max(eq), f"step 1, {len(eq)} pairs")
+    ident = [r for r in step1 + full if r["twin"] == "identity"]
+    if ident:
+        worst = max(max(abs(p[1]), abs(p[2])) for r in ident for p in r["curve"])
+        found[("Table 9", "identity twins", "max_drift")] = (worst, f"{len(ident)} records, every checkpoint")
+    finals = {name: [r for r in full if r["config"] == name and r["optimizer"] == "adam" and r["twin"] == "gauge"]
+              for name in CONFIGS}
+    mod97 = [float(r["curve"][-1][1]) for name in MOD97 for r in finals[name]]
+    if len(mod97) >= len(MOD97) * ADAM_GAUGE_PAIRS:
+        found[("Table 9", "mod-97 Adam gauge", "final_min")] = (min(mod97), f"final, {len(mod97)} pairs")
+        found[("Table 9", "mod-97 Adam gauge", "final_max")] = (max(mod97), f"final, {len(mod97)} pairs")
+    text = [float(r["curve"][-1][1]) for r in finals[TEXT]]
+    if len(text) >= ADAM_GAUGE_PAIRS:
+        found[("Table 9", "char-LM Adam gauge", "final_min")] = (min(text), f"final, {len(text)} pairs")
+        found[("Table 9", "char-LM Adam gauge", "final_max")] = (max(text), f"final, {len(text)} pairs")
+    for r in finals[TEXT]:
+        if (r["init_seed"], r["twin_seed"]) == (42, 777):
+            for q in ("val_loss1", "val_loss2"):
+                found[("Section 6", "char-LM Adam gauge (42, 777)", q)] = (float(r[q]), f"step {r['steps_done']}")
+    return found
+
+
+def comparison(step1: list[dict], full: list[dict]) -> pd.DataFrame:
+    found = quantities(step1, full)
+    rows_ = [_row(v, *found[(v.source, v.row, v.quantity)]) for v in published.table9()
+             if (v.source, v.row, v.quantity) in found]
+    return pd.DataFrame(rows_, columns=compare.COLUMNS)
+
+
+def published_range(short: str, quantity: str = "step1") -> tuple[float, float, float, float]:
+    """(min, max, tol_min, tol_max) of a published Adam-gauge range (tests read bounds here)."""
+    lo = published.lookup("Table 9", f"{short} Adam gauge", f"{quantity}_min")
+    hi = published.lookup("Table 9", f"{short} Adam gauge", f"{quantity}_max")
+    return lo.value, hi.value, lo.tolerance, hi.tolerance

@@ -1,0 +1,135 @@
+"""Section 5's controls (spec: sensing.md §10): their arms as sensing experiments, and a smoke run
+of each control on a tiny testbed through the zoo's engine, extraction and comparison."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from gaugelab import config, controls, compare, runner, select
+
+
+def test_arms_of_the_default_config_follow_the_protocol():
+    cfg = config.load()
+    arms = controls.sensing_experiments(cfg)
+    runs = {name: sum(len(g) for g in exp["grids"].values()) * len(cfg["seeds"]) for name, exp in arms.items()}
+    size = arms["second_size"]
+    assert (size["n"], size["rank"], size["width"], size["decayed"], size["selection"]) == (60, 5, 60, ["muon"], "S2")
+    assert runs["second_size"] == 27 and size["budget"] == 20000
+    inits = [name for name in arms if name.startswith("init_scale_")]
+    assert [arms[name]["init"] for name in inits] == [1e-3, 3e-3, 1e-2]
+    assert sum(runs[name] for name in inits) == 135 and all(arms[n]["selection"] == "S2" for n in inits)
+    assert runs["lr_sensitivity"] == 63 and arms["lr_sensitivity"]["selection"] == "S6"
+    const, decay, full = (arms[controls.SCHEDULE_MODES[m]] for m in ("const", "decay", "decay-full"))
+    assert const["decayed"] == [] and sorted(decay["decayed"]) == sorted(cfg["zoo"]["grids"])
+    assert runs[controls.SCHEDULE_MODES["const"]] == runs[controls.SCHEDULE_MODES["decay"]] == 108
+    assert not full["early_stop"] and full["tol"] == 1e-7 and runs[controls.SCHEDULE_MODES["decay-full"]] == 57
+    rmsprop = arms[controls.RMSPROP_ARM]
+    assert (list(rmsprop["grids"]), rmsprop["budget"], rmsprop["decayed"]) == (["rmsprop"], 60000, [])
+    assert arms["zoo"] is cfg["zoo"]  # the zoo itself is untouched
+
+
+def test_a_control_block_overrides_only_its_own_keys():
+    cfg = config.validate({"zoo": {"budget": 300}, "second_size": {"n": 10}})
+    size = controls.sensing_experiments(cfg)["second_size"]
+    assert (size["n"], size["rank"], size["budget"]) == (10, 5, 300)
+
+
+@pytest.mark.parametrize("bad, key", [
+    ({"init_scale": {"inits": [0.0]}}, "init_scale/inits/0"),
+    ({"schedule_control": {"full_methods": ["sgd"]}}, "schedule_control/full_methods/0"),
+    ({"second_size": {"grids": {"adamw": [0.1]}}}, "second_size/grids"),
+])
+def test_bad_control_config_names_the_key(bad, key):
+    with pytest.raises(config.ConfigError, match=f"config key {key}:"):
+        config.validate(bad)
+
+
+TINY = {"seeds": [42, 123], "zoo": {"n": 6, "rank": 1, "width": 6, "budget": 400, "tol": 1e-4,
+                                     "grids": {"gd": [0.03, 0.1], "adam": [1e-2], "scalar_adam": [1e-2],
+                                               "rmsprop": [1e-3], "muon": [0.1], "signum": [1e-3]}},
+        "second_size": {"n": 7, "rank": 2, "width": 7, "grids": {"gd": [0.03], "adam": [1e-2], "muon": [0.1]}},
+        "init_scale": {"inits": [1e-3, 1e-2], "grids": {"gd": [0.03, 0.1], "adam": [1e-2], "muon": [0.1]}},
+        "lr_sensitivity": {"grids": {"gd": [0.01, 0.03, 0.1], "adam": [1e-2]}},
+        "schedule_control": {"rmsprop_budget": 800, "full_methods": ["gd", "adam", "muon"]}}
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    """Every arm of every control on the tiny testbed: records per experiment."""
+    cfg = config.validate({k: (dict(v) if isinstance(v, dict) else v) for k, v in TINY.items()})
+    arms = controls.sensing_experiments(cfg)
+    recs = {}
+    for name, exp in arms.items():
+        cells = [(m, seed, lr, 0.0) for m, grid in exp["grids"].items() for lr in grid for seed in cfg["seeds"]]
+        recs[name] = runner.run_batch(name, exp, cells, threads=1)
+    return cfg, arms, recs
+
+
+def summary(arms, recs, name):
+    exp = arms[name]
+    return select.select(select.aggregate(select.frame(recs[name])), exp["grids"], exp["selection"], exp["tol"])
+
+
+def test_decay_full_runs_every_step(tiny):
+    _, arms, recs = tiny
+    full = recs[controls.SCHEDULE_MODES["decay-full"]]
+    assert all(r["steps"] == 400 and r["config"]["early_stop"] is False for r in full)
+    assert all(r["config"]["schedule"] == "cosine" for r in full)
+    assert all(r["steps"] <= 800 and r["config"]["schedule"] == "const" for r in recs[controls.RMSPROP_ARM])
+
+
+def test_schedule_control_table6_counts_and_comparison(tiny):
+    cfg, arms, recs = tiny
+    modes = controls.schedule_arm_names(arms)
+    assert list(modes) == ["const", "decay", "decay-full", "const-60k"]
+    runs = {mode: select.frame(recs[arm]) for mode, arm in modes.items()}
+    table = controls.schedule(runs, {mode: arms[arm]["grids"] for mode, arm in modes.items()}, 1e-4)
+    chosen = table[table["selected"]]
+    for (mode, rule), picked in chosen.groupby(["mode", "rule"]):
+        assert len(picked) == len(arms[modes[mode]]["grids"]), (mode, rule)  # one row per method
+    assert (chosen["floor"] == ~(chosen["train"] < 1e-4)).all()
+    counts = controls.midpoint_counts(table)
+    assert list(zip(counts["mode"], counts["rule"])) == [(m, r) for m in ("const", "decay") for r in ("rec-sel", "spd-sel")]
+    assert (counts["total"] == 6).all()
+    assert len(controls.deltas(table)) == 6
+    rows = compare.schedule(table)
+    assert set(rows["row"]) >= {"midpoint split (decay, rec-sel)", "rmsprop const", "rmsprop const-60k spd-sel"}
+    zoo = summary(arms, recs, "zoo")
+    forms = controls.classification(zoo, table)
+    assert len(forms) == 3 and forms.loc[1, "total"] == 6
+
+
+def test_init_scale_second_size_and_lr_sensitivity(tiny):
+    cfg, arms, recs = tiny
+    zoo = summary(arms, recs, "zoo")
+    per_init = {scale: summary(arms, recs, controls.init_arm(scale)) for scale in cfg["init_scale"]["inits"]}
+    rows, checks = controls.init_scale(per_init, zoo, cfg["zoo"]["init"], 1e-4)
+    assert len(rows) == 2 * 3 and set(checks["weak_check"]) <= {"HOLDS", "FAILS"}
+    at_zoo_init = rows[rows["init"] == cfg["zoo"]["init"]]
+    assert at_zoo_init["as_table2"].notna().all()  # the zoo's own init: compared with Table 2's rows
+    assert rows[rows["init"] != cfg["zoo"]["init"]]["as_table2"].isna().all()
+    sens = controls.lr_sensitivity(summary(arms, recs, "lr_sensitivity"), arms["lr_sensitivity"]["grids"], 1e-4)
+    assert len(sens) == 4 and sens.groupby("method")["flow_limit"].sum().le(1).all()
+    size = summary(arms, recs, "second_size")
+    assert size["selected"].sum() == 3
+    assert set(compare.second_size(size, 1e-4)["row"]) == {"gd", "adam", "muon"}
+
+
+def test_flow_limit_is_the_smallest_interpolating_lr():
+    cells = pd.DataFrame({"method": ["gd"] * 3, "lr": [0.01, 0.03, 0.1], "rec": [0.1, 0.2, 0.3],
+                          "erank": [3.0] * 3, "train": [1e-3, 1e-8, 1e-9], "steps": [400, 300, 200]})
+    out = controls.lr_sensitivity(cells, {"gd": [0.01, 0.03, 0.1]}, 1e-7)
+    assert list(out["flow_limit"]) == [False, True, False]
+    never = controls.lr_sensitivity(cells.assign(train=1.0), {"gd": [0.01, 0.03, 0.1]}, 1e-7)
+    assert not never["flow_limit"].any() and set(never["note"]) == {"never interpolated on this grid"}
+
+
+def test_nuclear_summary_appends_the_mean_row():
+    recs = [{"seed": s, "rec": r, "erank": e, "nuc": 1.0, "nuc_truth": 1.0, "feasibility": 1e-15,
+             "iterations": 10, "primal_residual": 1e-12, "converged": True}
+            for s, r, e in [(42, 0.0, 3.0), (123, 0.3, 4.0)]]
+    out = controls.nuclear_summary(recs)
+    assert list(out["seed"]) == [42, 123, "mean"] and math.isclose(out["rec"].iloc[-1], 0.15)
+    rows = compare.nuclear(out)
+    assert list(rows["quantity"]) == ["rec", "erank"] and (rows["verdict"] == "differs").all()

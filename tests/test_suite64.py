@@ -1,0 +1,197 @@
+"""The float64 twin suite of Table 9 (attention.md §2, §4, §5, §7, §9.6, §12.3): the model variant,
+its initialisation, the step-1 subset against the published step-1 ranges, and the table."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from gaugelab import published, suite64, table9, transformer, twins
+from gaugelab.config import load
+from test_corpus import SHARED, needs_corpus
+
+SETTINGS = load()["table9"]
+PARAMS = {"f64-mod47-L2d64h4": 104_896, "f64-mod97-L4d128h8": 812_928, "f64-mod97-L6d256h8": 4_772_608,
+          "f64-text-L6d256h8": 4_787_968}  # attention.md §2: implementation checks, not results
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    yield
+    torch.set_num_threads(threads)
+
+
+def pairs(*specs):
+    return [twins.Pair.of(*spec) for spec in specs]
+
+
+def subset(name, *specs):
+    cfg = suite64.config(name)
+    task = suite64.make_task(cfg, SHARED)
+    return {(r["optimizer"], r["twin"], r["sigma"]): r
+            for r in suite64.step1_subset(cfg, task, pairs(*specs), SETTINGS, log=lambda line: None)}
+
+
+def step1(rec):
+    return table9.drift_at(rec, 1)
+
+
+def assert_in_published_range(short, value):
+    lo, hi, tol_lo, tol_hi = table9.published_range(short)
+    assert lo - tol_lo <= value <= hi + tol_hi, f"{short}: Adam gauge step-1 drift {value:.3e} outside {lo:g}-{hi:g}"
+
+
+# --- the model variant --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(PARAMS))
+def test_parameter_counts_and_grouped_order(name):
+    cfg = suite64.config(name)
+    params = suite64.initial_params(cfg, 42)
+    assert list(params) == suite64.param_names(cfg)
+    assert transformer.count(params) == PARAMS[name]
+    assert all(p.dtype == torch.float64 and p.shape[0] == 1 for p in params.values())
+
+
+def test_initialisation_is_a_fresh_generator_draw_in_float32_grouped_by_type():
+    cfg = suite64.config("f64-mod47-L2d64h4")
+    a, b = suite64.initial_params(cfg, 42), suite64.initial_params(cfg, 42)
+    assert all(torch.equal(a[k], b[k]) for k in a)  # base, copy 1 and copy 2 are identical draws
+    gen = torch.Generator().manual_seed(42)
+    E = torch.randn(cfg.vocab_in, cfg.d, generator=gen)
+    torch.randn(1, cfg.n_ctx, cfg.d, generator=gen)
+    wq0 = (torch.rand(cfg.d, cfg.d, generator=gen) * 2 - 1) / cfg.d**0.5
+    wq1 = (torch.rand(cfg.d, cfg.d, generator=gen) * 2 - 1) / cfg.d**0.5  # W_Q of layer 1 before any W_K
+    assert torch.equal(a["E"][0], E.double()) and torch.equal(a["l0.W_Q"][0], wq0.double())
+    assert torch.equal(a["l1.W_Q"][0], wq1.double())
+    assert all(torch.equal(p.float().double(), p) for p in a.values())  # float32 values, cast
+    cpu = transformer.initial_params(transformer.CPU_MOD47, 42)  # same first draws, then another order
+    assert torch.equal(cpu["l0.W_Q"].double(), a["l0.W_Q"][0])  # (pitfall 8: the CPU path is not reused)
+    assert not torch.equal(cpu["l0.W_K"].double(), a["l0.W_K"][0])
+
+
+def test_written_out_cross_entropy_and_one_hot_embedding_match_the_library():
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(2, 5, 7, 11, generator=gen, dtype=torch.float64)
+    labels = torch.randint(0, 11, (5, 7), generator=gen)
+    ref = torch.stack([F.cross_entropy(z.reshape(-1, 11), labels.reshape(-1)) for z in logits])
+    assert torch.allclose(transformer.manual_loss(logits, labels), ref, rtol=0, atol=1e-14)
+    cfg = suite64.config("f64-mod47-L2d64h4")
+    params = suite64.initial_params(cfg, 42)
+    tokens = torch.randint(0, cfg.vocab_in, (9, 3), generator=gen)
+    lookup = transformer.forward(params, tokens, suite64.replace(cfg, embed="index"))
+    assert torch.allclose(transformer.forward(params, tokens, cfg), lookup, rtol=0, atol=1e-13)
+
+
+def test_text_model_is_causal_and_reads_out_every_position():
+    cfg = transformer.ModelConfig("tiny-text", 65, 65, 2, 16, 2, 8, readout="all", embed="onehot", causal=True)
+    gen = torch.Generator().manual_seed(3)
+    params = {k: v[None].double() for k, v in transformer.initial_params(cfg, 1).items()}
+    x = torch.randint(0, 65, (3, 8), generator=gen)
+    y = x.clone()
+    y[:, 5] = (y[:, 5] + 1) % 65
+    zx, zy = transformer.forward(params, x, cfg), transformer.forward(params, y, cfg)
+    assert zx.shape == (1, 3, 8, 65)
+    assert torch.equal(zx[:, :, :5], zy[:, :, :5]) and not torch.equal(zx[:, :, 5:], zy[:, :, 5:])
+
+
+# --- the step-1 subset against Table 9 ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small():
+    """2L/d64: Adam's gauge, identity and largest-σ noise twins, and the three equivariant gauge twins."""
+    with torch.random.fork_rng():
+        torch.set_num_threads(1)
+        return subset("f64-mod47-L2d64h4", ("adam", "gauge", 42, 777), ("adam", "identity", 42),
+                      ("adam", "noise", 42, None, 1e-5), ("sgd", "gauge", 42, 777),
+                      ("scalar_adam", "gauge", 42, 777), ("muon", "gauge", 42, 777))
+
+
+def equivariant_bound():
+    return published.lookup("Table 9", "mod-97 equivariant gauge", "step1_max").tolerance
+
+
+def test_small_config_step1_matches_table9(small):
+    assert_in_published_range("2L/d64", step1(small[("adam", "gauge", 0.0)]))
+    identity = small[("adam", "identity", 0.0)]
+    assert [p[1:] for p in identity["curve"]] == [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]  # exactly 0, with ==
+    for opt in table9.EQUIVARIANT:
+        assert 0 < step1(small[(opt, "gauge", 0.0)]) <= equivariant_bound(), opt
+    noise = step1(small[("adam", "noise", 1e-5)])
+    assert step1(small[("adam", "gauge", 0.0)]) / noise > 10  # the structural split dwarfs the noise twin
+
+
+def test_a_full_loop_reproduces_the_subset_and_keeps_the_identity_exact(small):
+    cfg = suite64.config("f64-mod47-L2d64h4")
+    task = suite64.make_task(cfg)
+    rec = suite64.train_pair(twins.Pair.of("adam", "gauge", 42, 777), cfg, task, SETTINGS, steps=2)
+    assert rec["curve"][:2] == small[("adam", "gauge", 0.0)]["curve"]  # one code path, bit for bit
+    ident = suite64.train_pair(twins.Pair.of("adam", "identity", 42), cfg, task, SETTINGS, steps=3)
+    assert all(p[1] == 0.0 and p[2] == 0.0 for p in ident["curve"]) and ident["identity_exact"]
+    table = table9.rows(list(small.values()), [rec, ident])  # full columns where full runs exist
+    adam = table[table["optimizer"] == "adam"].set_index("twin")
+    assert adam.loc["gauge", "final"] == [rec["curve"][-1][1]] and adam.loc["noise", "full_pairs"] == 0
+    assert "0" == table9.cell(adam.loc["identity", "final"])
+
+
+def test_table9_rows_ratio_and_comparison_come_from_the_records(small):
+    recs = list(small.values())
+    table = table9.rows(recs, [])
+    assert list(table["optimizer"]) == ["adam", "adam", "adam", "scalar_adam", "muon", "sgd"]
+    assert list(table["label"])[:3] == ["gauge", "noise@[1e-05]", "identity"]
+    ratio = table9.ratio_t9(recs, "f64-mod47-L2d64h4")
+    assert ratio == step1(small[("adam", "gauge", 0.0)]) / step1(small[("adam", "noise", 1e-5)])
+    tex, html = table9.latex(table, recs), table9.html(table, recs)
+    assert "attention mod p47 L2 d64 h4 s1500" in tex and f"{ratio:.0f}$\\times$" in tex
+    assert f"{ratio:.0f}×" in html and "no full-length runs" in html
+    comparison = table9.comparison(recs, [])
+    got = {(r.row, r.quantity): r for r in comparison.itertuples()}
+    assert got[("identity twins", "max_drift")].verdict == "exact"
+    assert ("2L/d64", "ratio_t9") not in got  # one Adam gauge pair: the published ranges need six
+
+
+def test_an_identity_twin_that_moves_fails_the_job():
+    cfg = suite64.config("f64-mod47-L2d64h4")
+    base = suite64.initial_params(cfg, 42)
+    moved = suite64.clone(base)
+    moved["l0.W_V"][0, 0, 0] += 1e-12
+    with pytest.raises(twins.DeterminismError, match="adam identity twin"):
+        suite64.check_identity(twins.Pair.of("adam", "identity", 42), base, moved, [0, 0.0, 0.0, 0.0])
+
+
+# --- the larger configurations (slow: one Adam gauge pair each, tens of seconds on one core) -------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["f64-mod97-L4d128h8", "f64-mod97-L6d256h8"])
+def test_mod97_adam_gauge_step1_in_published_range(name):
+    recs = subset(name, ("adam", "gauge", 42, 777), ("sgd", "gauge", 42, 777))
+    assert_in_published_range(suite64.SHORT[name], step1(recs[("adam", "gauge", 0.0)]))
+    assert 0 < step1(recs[("sgd", "gauge", 0.0)]) <= equivariant_bound()
+
+
+@pytest.mark.slow
+@needs_corpus
+def test_char_lm_adam_gauge_step1_in_published_range():
+    recs = subset("f64-text-L6d256h8", ("adam", "gauge", 42, 777), ("adam", "identity", 42))
+    assert_in_published_range("char-LM", step1(recs[("adam", "gauge", 0.0)]))
+    assert recs[("adam", "identity", 0.0)]["curve"][1][1:] == [0.0, 0.0, 0.0]
+    assert not math.isnan(recs[("adam", "gauge", 0.0)]["last_batch_loss1"])
+
+
+# --- the workflow: the step-1 subset in the default target, the full runs behind `gpu` ------------
+
+
+@pytest.mark.workflow
+def test_default_target_runs_the_step1_subset_and_gpu_target_the_full_runs(tmp_path):
+    from test_workflow import dry_run_counts
+
+    default = dry_run_counts(tmp_path)
+    assert default["table9_step1"] == 4 and default["table9"] == 1 and "table9_full" not in default
+    gpu = dry_run_counts(tmp_path, "gpu")
+    assert gpu["table9_full"] == 4 * 18 and "table9_step1" not in gpu

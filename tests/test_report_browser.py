@@ -61,13 +61,20 @@ def is_blank(pixels):
     return rgb.std() < 0.01 or (abs(rgb - rgb[0]).sum(axis=1) > 0.1).mean() < 0.001
 
 
+def click(driver, element):
+    """Scroll an element into view and click it (the menu grows with the workflow's categories,
+    so an entry can sit below the fold or under another one)."""
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", element)
+    driver.execute_script("arguments[0].click();", element)
+
+
 def show(driver, category, item):
     """Click a results category in the menu, then the eye button of one of its items."""
     from selenium.webdriver.common.by import By
 
-    driver.find_element(By.XPATH, f"//nav//span[text()='{category}']").click()
+    click(driver, driver.find_element(By.XPATH, f"//nav//span[text()='{category}']"))
     row = driver.find_element(By.XPATH, f"//tr[td[text()='{item}']]")
-    row.find_element(By.CSS_SELECTOR, "a[iconname='eye']").click()
+    click(driver, row.find_element(By.CSS_SELECTOR, "a[iconname='eye']"))
 
 
 def png_size(path):

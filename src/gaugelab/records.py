@@ -79,9 +79,8 @@ def validate(record: dict, source: str = "record") -> dict:
     return record
 
 
-def read(path: str | Path) -> dict:
-    """Load and validate one record; NaN comes back for the nulls of the metric fields."""
-    path = Path(path)
+def _load_object(path: Path) -> dict:
+    """The JSON object in ``path``, or a RecordError saying what is wrong with the file."""
     try:
         record = json.loads(path.read_text())
     except FileNotFoundError:
@@ -90,6 +89,13 @@ def read(path: str | Path) -> dict:
         raise RecordError(f"{path}: not valid JSON (cut short?): {exc}") from None
     if not isinstance(record, dict):
         raise RecordError(f"{path}: not a JSON object")
+    return record
+
+
+def read(path: str | Path) -> dict:
+    """Load and validate one record; NaN comes back for the nulls of the metric fields."""
+    path = Path(path)
+    record = _load_object(path)
     validate(record, str(path))
     for key in ("train", "rec", "erank", "nuc", "bal"):
         record[key] = _from_json(record[key])
@@ -171,14 +177,7 @@ def _tuple(kind) -> tuple:
 def read_twin(path: str | Path) -> dict:
     """Load and validate one twin record; nulls (non-finite values) come back as NaN."""
     path = Path(path)
-    try:
-        record = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise RecordError(f"{path}: no such record") from None
-    except json.JSONDecodeError as exc:
-        raise RecordError(f"{path}: not valid JSON (cut short?): {exc}") from None
-    if not isinstance(record, dict):
-        raise RecordError(f"{path}: not a JSON object")
+    record = _load_object(path)
     validate_twin(record, str(path))
     for key in TWIN_METRICS:
         record[key] = _from_json(record[key])

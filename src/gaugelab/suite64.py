@@ -267,7 +267,8 @@ def end_metrics(task: Task, z1: Tensor, z2: Tensor) -> dict:
 
 
 def checkpoints(steps: int, marks=CHECKPOINTS) -> list[int]:
-    return sorted({0, steps} | {s for s in marks if s <= steps})
+    """Table 9's checkpoints up to ``steps`` (§9.7): the CPU twins' rule with the float64 marks."""
+    return twins.checkpoints({"steps": steps, "checkpoints": marks})
 
 
 def train_pair(pair: Pair, cfg: ModelConfig, task: Task, settings: dict, *, steps: int | None = None,
@@ -401,14 +402,9 @@ def write_bundle(path: str | Path, recs: list[dict]) -> None:
 
 def read_bundle(path: str | Path) -> list[dict]:
     """Load a step-1 bundle and validate each record (nulls come back as NaN)."""
-    import json
-
     path = Path(path)
-    try:
-        payload = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise records.RecordError(f"{path}: not valid JSON (cut short?): {exc}") from None
-    if not isinstance(payload, dict) or payload.get("schema") != BUNDLE_SCHEMA:
+    payload = records._load_object(path)
+    if payload.get("schema") != BUNDLE_SCHEMA:
         raise records.RecordError(f"{path}: not a float64 twin bundle")
     out = []
     for i, r in enumerate(payload["records"]):

@@ -37,6 +37,36 @@ def test_loss_is_a_mean_without_half_and_matches_the_closed_form_gradient():
     assert torch.allclose(gu[0], e @ v[0].detach()) and torch.allclose(gv[0], e.T @ u[0].detach())
 
 
+@pytest.mark.parametrize("which", [[0, 0, 0, 0, 1, 1, 1, 1], [0, 1, 2, 0, 1], [2, 2, 0]])
+def test_written_out_gradients_are_autograds_bit_for_bit(which):
+    """Dense and zero-padded layouts: the engine's gradient is the one autograd computes."""
+    insts = sensing.stack([small(seed)[0] for seed in range(3)])
+    layout = sensing.Layout.of(torch.tensor(which), 3)
+    g = torch.Generator().manual_seed(5)
+    u, v = (torch.randn(len(which), 6, 6, generator=g) for _ in range(2))
+    uu, vv = u.clone().requires_grad_(), v.clone().requires_grad_()
+    losses = sensing.loss(insts, uu, vv, layout)
+    expected = torch.autograd.grad(losses.sum(), [uu, vv])
+    got_loss, *got = sensing.loss_and_gradients(insts, u, v, layout)
+    assert torch.equal(got_loss, losses.detach())
+    assert all(torch.equal(a, b) for a, b in zip(got, expected))
+
+
+@pytest.mark.parametrize("name", [n for n in optim.REGISTRY if optim.make(n).stackable])
+def test_stackable_rules_give_the_same_bits_on_stacked_parameters(name):
+    """What lets the engine pass U and V as one tensor: a stackable rule's increments on
+    [stack(U, V)] are its increments on [U, V], over a few steps of state."""
+    g = torch.Generator().manual_seed(6)
+    rule, lr = optim.make(name), torch.tensor([1e-2, 3e-2], dtype=torch.float64)
+    p = torch.randn(2, 2, 6, 6, generator=g)
+    state_apart, state_stacked = rule.init([p[:, 0], p[:, 1]]), rule.init([p])
+    for t in range(1, 4):
+        grad = torch.randn(2, 2, 6, 6, generator=g)
+        apart, state_apart = rule.update([grad[:, 0], grad[:, 1].mT.contiguous().mT], state_apart, lr, t)
+        (stacked,), state_stacked = rule.update([grad], state_stacked, lr, t)
+        assert torch.equal(torch.stack(apart, 1), stacked), (name, t)
+
+
 def test_metrics_of_the_truth():
     inst = sensing.make_instance(40, 3, 462, 42)
     u, s, vh = torch.linalg.svd(inst.X)

@@ -34,6 +34,12 @@ class Rule:
     init: Callable[[Sequence[Tensor]], State]
     update: Update
     hparams: dict = field(default_factory=dict)
+    # True when parameters of one shape may be stacked into one (B, P, ...) tensor without
+    # changing a bit: the update works per entry, or per matrix (the last two dimensions) through
+    # matrix products and whole-matrix norms (checked: the zoo's records are byte-identical
+    # stacked and unstacked). False for rules that pool over parameters (scalar-Adam, Adam-p) or
+    # reduce along a matrix's rows or columns, whose rounding follows the memory layout (Adafactor).
+    stackable: bool = False
 
 
 def per_run(lr: float | Tensor, like: Tensor) -> float | Tensor:
@@ -59,7 +65,7 @@ def gd() -> Rule:
     def update(grads, state, lr, t):
         return [-(per_run(lr, g) * g) for g in grads], state
 
-    return Rule("gd", True, lambda params: {}, update)
+    return Rule("gd", True, lambda params: {}, update, stackable=True)
 
 
 def momentum(beta: float = 0.9) -> Rule:
@@ -69,7 +75,7 @@ def momentum(beta: float = 0.9) -> Rule:
         bufs = [beta * b + g for b, g in zip(state["b"], grads)]
         return [-(per_run(lr, b) * b) for b in bufs], {"b": bufs}
 
-    return Rule("momentum", True, lambda params: _zeros(params, "b"), update, {"beta": beta})
+    return Rule("momentum", True, lambda params: _zeros(params, "b"), update, {"beta": beta}, stackable=True)
 
 
 def _adam_moments(grads, state, t, beta1, beta2):
@@ -119,7 +125,7 @@ def muon(beta: float = 0.9, ns_steps: int = 5) -> Rule:
         return [-(per_run(lr, b) * newton_schulz(b, ns_steps)) for b in bufs], {"b": bufs}
 
     return Rule("muon", True, lambda params: _zeros(params, "b"), update,
-                {"beta": beta, "ns_steps": ns_steps})
+                {"beta": beta, "ns_steps": ns_steps}, stackable=True)
 
 
 def muon_hybrid(matrix: Sequence[bool], lr_aux: float = 1e-3, beta: float = 0.9, ns_steps: int = 5,
@@ -193,7 +199,7 @@ def shampoo(damping: float = 1.0, refresh: int = 20) -> Rule:
         deltas = [-(per_run(lr, g) * (li @ g @ ri)) for g, li, ri in zip(grads, linv, rinv)]
         return deltas, {"L": ls, "R": rs, "Linv": linv, "Rinv": rinv}
 
-    return Rule("shampoo", True, init, update, {"damping": damping, "refresh": refresh})
+    return Rule("shampoo", True, init, update, {"damping": damping, "refresh": refresh}, stackable=True)
 
 
 # --- coordinate-wise rules ----------------------------------------------------------------------
@@ -207,7 +213,7 @@ def adam(beta1: float = BETA1, beta2: float = BETA2, eps: float = EPS) -> Rule:
         return [-(per_run(lr, m) * (m / (v.sqrt() + eps))) for m, v in zip(mhat, vhat)], new
 
     return Rule("adam", False, lambda params: _zeros(params, "m", "v"), update,
-                {"beta1": beta1, "beta2": beta2, "eps": eps})
+                {"beta1": beta1, "beta2": beta2, "eps": eps}, stackable=True)
 
 
 def rmsprop(alpha: float = 0.99, eps: float = EPS) -> Rule:
@@ -218,7 +224,7 @@ def rmsprop(alpha: float = 0.99, eps: float = EPS) -> Rule:
         return [-(per_run(lr, g) * (g / (v.sqrt() + eps))) for g, v in zip(grads, vs)], {"v": vs}
 
     return Rule("rmsprop", False, lambda params: _zeros(params, "v"), update,
-                {"alpha": alpha, "eps": eps})
+                {"alpha": alpha, "eps": eps}, stackable=True)
 
 
 def signum(beta: float = BETA1) -> Rule:
@@ -228,7 +234,7 @@ def signum(beta: float = BETA1) -> Rule:
         ms = [beta * m + (1 - beta) * g for m, g in zip(state["m"], grads)]
         return [-(per_run(lr, m) * torch.sign(m)) for m in ms], {"m": ms}
 
-    return Rule("signum", False, lambda params: _zeros(params, "m"), update, {"beta": beta})
+    return Rule("signum", False, lambda params: _zeros(params, "m"), update, {"beta": beta}, stackable=True)
 
 
 def lion(beta1: float = 0.9, beta2: float = 0.99) -> Rule:
@@ -240,7 +246,7 @@ def lion(beta1: float = 0.9, beta2: float = 0.99) -> Rule:
         return [-(per_run(lr, c) * c) for c in signs], {"m": ms}
 
     return Rule("lion", False, lambda params: _zeros(params, "m"), update,
-                {"beta1": beta1, "beta2": beta2})
+                {"beta1": beta1, "beta2": beta2}, stackable=True)
 
 
 def adafactor_second_moment(row: Tensor, col: Tensor, tiny: float = 1e-30) -> Tensor:

@@ -93,24 +93,55 @@ class Layout:
         return cls(which, slot, rows, dense)
 
 
+def _blocks(inst: Instance, rows: Tensor, layout: Layout, accumulate: bool = False) -> Tensor:
+    """Per-run rows (B, d) as the instances' zero-padded blocks (S, layout.rows, d)."""
+    if layout.dense:
+        return rows.view(inst.A.shape[0], layout.rows, -1)
+    blocks = rows.new_zeros(inst.A.shape[0], layout.rows, rows.shape[1])
+    return blocks.index_put((layout.which, layout.slot), rows, accumulate=accumulate)
+
+
+def _unblock(blocks: Tensor, layout: Layout) -> Tensor:
+    """The inverse of :func:`_blocks`: each run's row, (B, d)."""
+    if layout.dense:
+        return blocks.reshape(len(layout.which), -1)
+    return blocks[layout.which, layout.slot]
+
+
+def _residual(inst: Instance, u: Tensor, v: Tensor, layout: Layout | None) -> tuple[Tensor, Layout]:
+    inst = inst.stacked()
+    if layout is None:
+        layout = Layout.of(torch.zeros(u.shape[0], dtype=torch.long))
+    w = (u @ v.mT).reshape(u.shape[0], -1)
+    pred = _unblock(torch.bmm(_blocks(inst, w, layout), inst.A.mT), layout)
+    return pred - inst.y[layout.which], layout
+
+
 def loss(inst: Instance, u: Tensor, v: Tensor, layout: Layout | None = None) -> Tensor:
     """Per-run mean squared residual, no ½: u, v are (B, n, k); returns (B,).
 
     ``inst`` may be one instance (every run uses it) or a stack; ``layout`` says which instance
     each run uses (default: all the first).
     """
+    return _residual(inst, u, v, layout)[0].pow(2).mean(dim=1)
+
+
+def loss_and_gradients(inst: Instance, u: Tensor, v: Tensor, layout: Layout) -> tuple[Tensor, Tensor, Tensor]:
+    """:func:`loss` and its gradients in U and V, (B, n, k) each, written out without autograd.
+
+    These are the operations autograd runs for the sum of the losses, in its order (the mean's
+    backward divides by m, the square's multiplies by 2 r, the products' backward are the
+    transposed products), so the bits are the same (tests/test_sensing.py) without a graph to
+    build and walk at every step.
+    """
     inst = inst.stacked()
-    count = u.shape[0]
-    if layout is None:
-        layout = Layout.of(torch.zeros(count, dtype=torch.long))
-    w = (u @ v.mT).reshape(count, -1)
-    if layout.dense:  # the same product, without copying into zero-padded blocks
-        pred = torch.bmm(w.view(inst.A.shape[0], layout.rows, -1), inst.A.mT).reshape(count, -1)
-    else:
-        blocks = w.new_zeros(inst.A.shape[0], layout.rows, w.shape[1])
-        blocks = blocks.index_put((layout.which, layout.slot), w)
-        pred = torch.bmm(blocks, inst.A.mT)[layout.which, layout.slot]
-    return (pred - inst.y[layout.which]).pow(2).mean(dim=1)
+    resid, layout = _residual(inst, u, v, layout)
+    losses = resid.pow(2).mean(dim=1)
+    dresid = (resid.new_ones(()) / resid.shape[1]) * (2.0 * resid)
+    # (autograd's backward of indexing accumulates into zeros: the same values, signed zeros too)
+    dblocks = _blocks(inst, dresid, layout, accumulate=True)
+    dw = _unblock(torch.bmm(dblocks, inst.A), layout).view(u.shape[0], u.shape[1], v.shape[1])
+    return losses, dw.bmm(v), u.mT.bmm(dw).mT
 
 
 def effective_rank(sigma: Tensor) -> Tensor:
@@ -153,25 +184,45 @@ def cosine_factor(t: int, budget: int) -> float:
 
 
 class _Group:
-    """The runs of a batch that share one update rule, with that rule's state."""
+    """The runs of a batch that share one update rule: their rows (one contiguous slice of the
+    batch), learning rates and the rule's state. A stackable rule (optim.Rule.stackable) gets
+    each run's U and V as one (b, 2, n, k) tensor, which halves its operations without changing
+    its arithmetic; the others get them one by one, V's gradient in autograd's transposed layout."""
 
-    def __init__(self, rule: optim.Rule, members: Tensor, u: Tensor, v: Tensor):
-        self.rule, self.members = rule, members  # members: original run ids, ascending
-        self.state = rule.init([u[members], v[members]])
-        self.place(members)
+    def __init__(self, rule: optim.Rule, rows: slice, factors: Tensor, base_lr: Tensor, decayed: Tensor):
+        self.rule, self.rows, self.base_lr, self.decayed = rule, rows, base_lr, decayed
+        self.state = rule.init(self._params(factors))
 
-    def place(self, rows: Tensor) -> None:
-        """Where the group's runs sit in the batch: a slice (a view, no copy) when contiguous."""
-        first = int(rows[0])
-        contiguous = bool((rows == torch.arange(first, first + len(rows))).all())
-        self.rows = slice(first, first + len(rows)) if contiguous else rows
+    def __len__(self) -> int:
+        return len(self.base_lr)
 
-    def keep(self, still_active: Tensor, position: Tensor) -> None:
-        mask = still_active[self.members]
+    def _params(self, x: Tensor) -> list[Tensor]:
+        x = x[self.rows]
+        return [x] if self.rule.stackable else [x[:, 0], x[:, 1]]
+
+    def _grads(self, grads: tuple[Tensor, Tensor, Tensor]) -> list[Tensor]:
+        stacked, grad_u, grad_v = grads
+        return [stacked[self.rows]] if self.rule.stackable else [grad_u[self.rows], grad_v[self.rows]]
+
+    def _lr(self, factor: float) -> Tensor:
+        if not self.decayed.any():
+            return self.base_lr
+        if self.decayed.all():
+            return self.base_lr * factor
+        return torch.where(self.decayed, self.base_lr * factor, self.base_lr)
+
+    def step(self, factors: Tensor, grads: tuple[Tensor, Tensor, Tensor], factor: float, t: int) -> None:
+        """One update of the group's runs, added to ``factors`` in place. ``grads``: the stacked
+        gradient (B, 2, n, k), and U's and V's as they come."""
+        deltas, self.state = self.rule.update(self._grads(grads), self.state, self._lr(factor), t)
+        for param, delta in zip(self._params(factors), deltas):
+            param.add_(delta)
+
+    def keep(self, mask: Tensor) -> None:
+        """Drop the runs that left the batch (``mask``: which of the group's runs stay)."""
         if not mask.all():
             self.state = optim.select_runs(self.state, mask.nonzero().flatten())
-            self.members = self.members[mask]
-        self.place(position[self.members])
+            self.base_lr, self.decayed = self.base_lr[mask], self.decayed[mask]
 
 
 def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float], u0: Tensor, v0: Tensor, *,
@@ -204,18 +255,23 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
     if not len(rules) == len(decays) == len(deltas) == count:
         raise ValueError("rule, decayed and perturbations need one entry per run")
     u0 = u0.expand(count, *u0.shape[-2:])
-    v = v0.expand(count, *v0.shape[-2:]).clone()
-    u = torch.stack([u0[i] * (1.0 + d) if d else u0[i].clone() for i, d in enumerate(deltas)])
+    v0 = v0.expand(count, *v0.shape[-2:])
+    # The batch's rows hold the runs group by group, so each group is one slice of the batch.
+    distinct = list({id(r): r for r in rules}.values())
+    members = [[run for run in range(count) if rules[run] is r] for r in distinct]
+    order = [run for runs in members for run in runs]
+    factors = torch.stack([torch.stack([u0[run] * (1.0 + deltas[run]) if deltas[run] else u0[run], v0[run]])
+                           for run in order])  # (B, 2, n, k): U and V of each run
+    groups, start = [], 0
+    for r, runs in zip(distinct, members):
+        rows = slice(start, start + len(runs))
+        groups.append(_Group(r, rows, factors, torch.tensor([float(lrs[i]) for i in runs], dtype=torch.float64),
+                             torch.tensor([bool(decays[i]) for i in runs])))
+        start += len(runs)
     run_instance = torch.tensor(which if which is not None else [0] * count, dtype=torch.long)
-    base_lr = torch.tensor(lrs, dtype=torch.float64)
-    decay_mask = torch.tensor(decays)
-    groups = []
-    for r in {id(r): r for r in rules}.values():
-        members = torch.tensor([i for i in range(count) if rules[i] is r], dtype=torch.long)
-        groups.append(_Group(r, members, u, v))
-    active = torch.arange(count)  # original run id of each row of the batch
-    position = torch.arange(count)  # row of each original run (valid while active)
-    layout = Layout.of(run_instance, inst.A.shape[0])
+    active = torch.tensor(order)  # original run id of each row of the batch
+    active_ids = order
+    layout = Layout.of(run_instance[active], inst.A.shape[0])
     curves: list[list[float]] = [[] for _ in range(count)]
     curve_steps: list[int] = []
     results: dict[int, RunResult] = {}
@@ -226,46 +282,40 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
             final_train = [math.nan] * len(rows)
         else:
             # one run at a time: log/exp round by position in a vectorised kernel (see matrix_power)
-            per_run = [metrics(inst.X[run_instance[active[r]]], u[r : r + 1], v[r : r + 1])
+            per_run = [metrics(inst.X[run_instance[active_ids[r]]], factors[r : r + 1, 0], factors[r : r + 1, 1])
                        for r in rows.tolist()]
             values = {key: [m[key].item() for m in per_run] for key in per_run[0]}
             final_train = train_loss[rows].tolist()
         for j, row in enumerate(rows.tolist()):
-            run = int(active[row])
+            run = active_ids[row]
             results[run] = RunResult(
                 lr=lrs[run], perturbation=deltas[run], status=status, steps=t,
                 train=final_train[j], rec=values["rec"][j], erank=values["erank"][j],
                 nuc=values["nuc"][j], bal=values["bal"][j],
                 curve_steps=curve_steps[: len(curves[run])], curve_loss=curves[run])
 
+    no_divergence = torch.zeros(count, dtype=torch.bool)
     for t in range(1, budget + 1):
-        u.requires_grad_(True)
-        v.requires_grad_(True)
-        losses = loss(inst, u, v, layout)
-        gu, gv = torch.autograd.grad(losses.sum(), [u, v])
-        u, v = u.detach(), v.detach()
-        train_loss = losses.detach()
+        train_loss, grad_u, grad_v = loss_and_gradients(inst, factors[:, 0], factors[:, 1], layout)
+        grads = (torch.stack([grad_u, grad_v], dim=1), grad_u, grad_v)
         if t == 1 or t % check_every == 0 or t == budget:
             curve_steps.append(t)
-            for row, value in enumerate(train_loss.tolist()):
-                curves[int(active[row])].append(value)
+            for run, value in zip(active_ids, train_loss.tolist()):
+                curves[run].append(value)
         factor = cosine_factor(t, budget)
-        lr_t = torch.where(decay_mask[active], base_lr[active] * factor, base_lr[active])
-        du, dv = torch.empty_like(u), torch.empty_like(v)
         for group in groups:
-            rows = group.rows
-            (du_g, dv_g), group.state = group.rule.update([gu[rows], gv[rows]], group.state, lr_t[rows], t)
-            du[rows], dv[rows] = du_g, dv_g
-        u, v = u + du, v + dv
+            group.step(factors, grads, factor, t)
         if not dial:
             check_loss = train_loss
-            diverged = ~torch.isfinite(check_loss) | (check_loss > DIVERGENCE_BOUND)
+            if bool((check_loss <= DIVERGENCE_BOUND).all()):  # the common case, in one test
+                diverged = no_divergence[: len(active_ids)]
+            else:
+                diverged = ~torch.isfinite(check_loss) | (check_loss > DIVERGENCE_BOUND)
         elif t % check_every == 0 or t == budget:
-            with torch.no_grad():
-                check_loss = loss(inst, u, v, layout)  # post-update
+            check_loss = loss(inst, factors[:, 0], factors[:, 1], layout)  # post-update
             diverged = ~torch.isfinite(check_loss) | (check_loss > DIAL_DIVERGENCE_BOUND)
         else:
-            diverged = torch.zeros(len(active), dtype=torch.bool)
+            diverged = no_divergence[: len(active_ids)]
         done = diverged.clone()
         if diverged.any():
             retire(diverged.nonzero().flatten(), t, check_loss, STATUS_DIVERGED)
@@ -278,16 +328,17 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
             keep = (~done).nonzero().flatten()
             if len(keep) == 0:
                 break
-            u, v, active, check_loss = u[keep], v[keep], active[keep], check_loss[keep]
-            still_active = torch.zeros(count, dtype=torch.bool)
-            still_active[active] = True
-            position[active] = torch.arange(len(active))
-            groups = [g for g in groups if still_active[g.members].any()]
+            factors, active, check_loss = factors[keep], active[keep], check_loss[keep]
+            active_ids = active.tolist()
+            start = 0
             for group in groups:
-                group.keep(still_active, position)
+                group.keep(~done[group.rows])
+                group.rows = slice(start, start + len(group))
+                start += len(group)
+            groups = [g for g in groups if len(g)]
             layout = Layout.of(run_instance[active], inst.A.shape[0])
     else:
-        rows = torch.arange(len(active))
+        rows = torch.arange(len(active_ids))
         interpolated = check_loss < tol
         for status, mask in ((STATUS_INTERPOLATED, interpolated), (STATUS_BUDGET, ~interpolated)):
             if mask.any():

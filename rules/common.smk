@@ -9,6 +9,7 @@ from gaugelab import corpus as gaugelab_corpus
 from gaugelab import controls as gaugelab_controls
 from gaugelab import dial as gaugelab_dial
 from gaugelab import records as gaugelab_records
+from gaugelab import runner as gaugelab_runner
 from gaugelab import twin_summary as gaugelab_twin_summary
 from gaugelab import twins as gaugelab_twins
 
@@ -51,8 +52,9 @@ def experiment_runs(experiment):
     return [run_path(experiment, *cell) for cell in experiment_cells(experiment)]
 
 
-# A sensing experiment's runs are dealt round-robin over SHARDS training jobs (and its sensitivity
-# reruns likewise). Records do not depend on the grouping (sensing.Layout): it is a speed choice.
+# A sensing experiment's runs are dealt over SHARDS training jobs, seed by seed (runner.deal), and
+# its sensitivity reruns likewise. Records do not depend on the grouping (sensing.Layout): it is a
+# speed choice.
 SHARDS = config["shards"]
 
 
@@ -63,7 +65,7 @@ def experiment_cells(experiment):
 
 
 def shard_cells(experiment, shard):
-    return experiment_cells(experiment)[shard::SHARDS]
+    return gaugelab_runner.deal(experiment_cells(experiment), SHARDS, seed=lambda c: c[2], method=lambda c: c[0])[shard]
 
 
 def sensitivity_bundles(experiment):

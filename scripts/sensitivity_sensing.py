@@ -1,6 +1,6 @@
 """Rerun the cells the comparison rests on (each method's selected lr, its runner-up, and the
 published lr, on every seed) with the initial U scaled by (1 + delta): this job's shard of them
-(dealt round-robin), as one batch."""
+(runner.deal), as one batch."""
 import sys
 from pathlib import Path
 
@@ -25,7 +25,7 @@ for method, grid in p.settings["grids"].items():
     if published_lr in grid:
         lrs.add(published_lr)
     cells += [(method, seed, lr, delta) for lr in sorted(lrs) for seed in p.seeds for delta in p.perturbations]
-cells = cells[p.shard::p.shards]
+cells = runner.deal(cells, p.shards, seed=lambda c: c[1], method=lambda c: c[0])[p.shard]
 recs = runner.run_batch(w.experiment, p.settings, cells, dtype=p.dtype, device=p.device,
                         threads=snakemake.threads) if cells else []
 records.write_bundle(snakemake.output[0], recs)

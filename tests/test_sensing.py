@@ -37,11 +37,12 @@ def test_loss_is_a_mean_without_half_and_matches_the_closed_form_gradient():
     assert torch.allclose(gu[0], e @ v[0].detach()) and torch.allclose(gv[0], e.T @ u[0].detach())
 
 
-@pytest.mark.parametrize("which", [[0, 0, 0, 0, 1, 1, 1, 1], [0, 1, 2, 0, 1], [2, 2, 0]])
-def test_written_out_gradients_are_autograds_bit_for_bit(which):
-    """Dense and zero-padded layouts: the engine's gradient is the one autograd computes."""
+@pytest.mark.parametrize("separate", [False, True])
+@pytest.mark.parametrize("which", [[0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2], [0, 1, 2, 0, 1], [2, 2, 0]])
+def test_written_out_gradients_are_autograds_bit_for_bit(which, separate):
+    """Dense, padded and per-instance layouts: the engine's gradient is the one autograd computes."""
     insts = sensing.stack([small(seed)[0] for seed in range(3)])
-    layout = sensing.Layout.of(torch.tensor(which), 3)
+    layout = sensing.Layout.of(torch.tensor(which), 3, separate=separate)
     g = torch.Generator().manual_seed(5)
     u, v = (torch.randn(len(which), 6, 6, generator=g) for _ in range(2))
     uu, vv = u.clone().requires_grad_(), v.clone().requires_grad_()
@@ -170,3 +171,15 @@ def test_no_early_stop_runs_every_step_and_tol_still_decides_the_status():
     assert stopped.steps < 3000 and full.steps == 3000
     assert full.status == "interpolated" and full.train < stopped.train
     assert full.curve_loss[: len(stopped.curve_loss) - 1] == stopped.curve_loss[:-1]
+
+
+def test_deal_cuts_by_seed_with_every_method_in_each_job():
+    from gaugelab import runner
+
+    cells = [(method, lr, seed) for method in ("a", "b", "c") for lr in (1, 2) for seed in (7, 8, 9)]
+    pieces = runner.deal(cells, 2, seed=lambda c: c[2], method=lambda c: c[0])
+    assert sorted(c for p in pieces for c in p) == sorted(cells) and [len(p) for p in pieces] == [9, 9]
+    assert {c[2] for c in pieces[0]} == {7, 8} and {c[2] for c in pieces[1]} == {8, 9}
+    shared = [c for p in pieces for c in p if c[2] == 8]
+    assert {c[0] for c in shared[:3]} == {"a", "b", "c"}  # the seed cut in two: methods interleaved
+    assert [len(p) for p in runner.deal(cells, 4, seed=lambda c: c[2], method=lambda c: c[0])] == [5, 5, 4, 4]

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import torch
 
+from typing import Callable, Hashable, Sequence, TypeVar
+
 from . import optim, records, runtime, sensing
+
+T = TypeVar("T")
 
 
 def problem_size(exp: dict) -> dict:
@@ -76,3 +80,29 @@ def run_cells(experiment: str, exp: dict, method: str, seed: int, lrs: list[floa
     """One method on one seed at every lr (optionally perturbed): :func:`run_batch` on those cells."""
     deltas = perturbations if perturbations is not None else [0.0] * len(lrs)
     return run_batch(experiment, exp, [(method, seed, lr, d) for lr, d in zip(lrs, deltas)], **kw)
+
+
+def deal(cells: Sequence[T], shards: int, *, seed: Callable[[T], Hashable],
+         method: Callable[[T], Hashable]) -> list[list[T]]:
+    """Split cells into ``shards`` jobs of near-equal size, each touching few seeds.
+
+    A batch streams the measurement matrix of every seed it holds at every step, however few of
+    its runs use it, so jobs cut seed by seed run faster than jobs that each hold every seed.
+    Within a seed the methods are interleaved (each method's first cell, then each one's second,
+    ...), so a job cut inside a seed still holds a share of every method, slow and fast alike.
+    Which job a run lands in never changes its record (sensing.Layout).
+    """
+    seen: dict[tuple, int] = {}
+    seeds = list(dict.fromkeys(seed(c) for c in cells))
+    keyed = []
+    for i, c in enumerate(cells):
+        rank = seen[(seed(c), method(c))] = seen.get((seed(c), method(c)), -1) + 1
+        keyed.append(((seeds.index(seed(c)), rank, i), c))
+    ordered = [c for _, c in sorted(keyed, key=lambda kc: kc[0])]
+    size, extra = divmod(len(ordered), shards)
+    pieces, start = [], 0
+    for k in range(shards):
+        end = start + size + (k < extra)
+        pieces.append(ordered[start:end])
+        start = end
+    return pieces

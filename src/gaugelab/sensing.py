@@ -69,43 +69,56 @@ GEMM_ROWS = 4
 @dataclass(frozen=True)
 class Layout:
     """Where each run of a batch sits in the product with A: its instance and its row within
-    that instance's block. Blocks have the same number of rows, padded with zeros to a multiple
-    of GEMM_ROWS: BLAS picks its kernel (and so its rounding) by the number of rows, and below
-    four rows it differs. So every run's arithmetic is independent of which runs share its
-    batch, and a batched run is bit-identical to the same run alone."""
+    that instance's block. Each instance's block is padded with zeros to a multiple of
+    GEMM_ROWS rows: BLAS picks its kernel (and so its rounding) by the number of rows, and below
+    four rows (or, on two threads, between multiples of four) it differs. So every run's
+    arithmetic is independent of which runs share its batch, and a batched run is bit-identical
+    to the same run alone.
+
+    On one thread each instance gets its own product (no rows padded up to the largest block,
+    none for an instance without runs); on several, one batched product over equal blocks
+    spreads the instances over the threads."""
 
     which: Tensor  # (B,) instance index of each run
     slot: Tensor   # (B,) row within the instance's block
-    rows: int
-    dense: bool    # runs already sit block after block, no padding: the batch is its own blocks
+    rows: tuple[int, ...]  # padded rows of each instance's block (0: no runs)
+    dense: bool    # equal blocks that the runs fill in order, no padding: the batch is its own blocks
+    position: Tensor  # (B,) each run's row in the blocks laid end to end
 
     @classmethod
-    def of(cls, which: Tensor, instances: int = 1) -> "Layout":
+    def of(cls, which: Tensor, instances: int = 1, separate: bool | None = None) -> "Layout":
+        """``separate``: one product per instance (default: when torch runs on one thread)."""
         which = which.to(torch.long)
         slot = torch.zeros_like(which)
-        counts: dict[int, int] = {}
+        counts = [0] * instances
         for i, s in enumerate(which.tolist()):
-            slot[i] = counts.get(s, 0)
-            counts[s] = slot[i].item() + 1
-        most = max(counts.values(), default=1)
-        rows = most + (-most % GEMM_ROWS)
-        dense = len(which) == rows * instances and bool((which == torch.arange(len(which)) // rows).all())
-        return cls(which, slot, rows, dense)
+            slot[i] = counts[s]
+            counts[s] += 1
+        rows = tuple(c + (-c % GEMM_ROWS) for c in counts)
+        if not (torch.get_num_threads() == 1 if separate is None else separate):
+            rows = (max(max(rows), GEMM_ROWS),) * instances
+        dense = rows == tuple(counts) and len(set(rows)) == 1 and bool((which[1:] >= which[:-1]).all())
+        return cls(which, slot, rows, dense, torch.tensor([0, *rows]).cumsum(0)[which] + slot)
+
+    @property
+    def uniform(self) -> bool:
+        return len(set(self.rows)) == 1
 
 
-def _blocks(inst: Instance, rows: Tensor, layout: Layout, accumulate: bool = False) -> Tensor:
-    """Per-run rows (B, d) as the instances' zero-padded blocks (S, layout.rows, d)."""
+def _times_a(inst: Instance, x: Tensor, layout: Layout, a: Tensor, accumulate: bool = False) -> Tensor:
+    """Each run's row of ``x`` (B, d) times its instance's ``a`` (one of (S, d, e) per instance:
+    A or its transpose), computed on the zero-padded blocks of ``layout``: (B, e)."""
+    count, instances = x.shape[0], len(layout.rows)
     if layout.dense:
-        return rows.view(inst.A.shape[0], layout.rows, -1)
-    blocks = rows.new_zeros(inst.A.shape[0], layout.rows, rows.shape[1])
-    return blocks.index_put((layout.which, layout.slot), rows, accumulate=accumulate)
-
-
-def _unblock(blocks: Tensor, layout: Layout) -> Tensor:
-    """The inverse of :func:`_blocks`: each run's row, (B, d)."""
-    if layout.dense:
-        return blocks.reshape(len(layout.which), -1)
-    return blocks[layout.which, layout.slot]
+        return torch.bmm(x.view(instances, layout.rows[0], -1), a).reshape(count, -1)
+    if layout.uniform:
+        blocks = x.new_zeros(instances, layout.rows[0], x.shape[1])
+        blocks = blocks.index_put((layout.which, layout.slot), x, accumulate=accumulate)
+        return torch.bmm(blocks, a)[layout.which, layout.slot]
+    blocks = x.new_zeros(sum(layout.rows), x.shape[1]).index_put((layout.position,), x, accumulate=accumulate)
+    pieces = blocks.split(layout.rows)
+    out = torch.cat([torch.bmm(piece[None], a[s : s + 1])[0] for s, piece in enumerate(pieces) if len(piece)])
+    return out[layout.position]
 
 
 def _residual(inst: Instance, u: Tensor, v: Tensor, layout: Layout | None) -> tuple[Tensor, Layout]:
@@ -113,8 +126,7 @@ def _residual(inst: Instance, u: Tensor, v: Tensor, layout: Layout | None) -> tu
     if layout is None:
         layout = Layout.of(torch.zeros(u.shape[0], dtype=torch.long))
     w = (u @ v.mT).reshape(u.shape[0], -1)
-    pred = _unblock(torch.bmm(_blocks(inst, w, layout), inst.A.mT), layout)
-    return pred - inst.y[layout.which], layout
+    return _times_a(inst, w, layout, inst.A.mT) - inst.y[layout.which], layout
 
 
 def loss(inst: Instance, u: Tensor, v: Tensor, layout: Layout | None = None) -> Tensor:
@@ -139,8 +151,7 @@ def loss_and_gradients(inst: Instance, u: Tensor, v: Tensor, layout: Layout) -> 
     losses = resid.pow(2).mean(dim=1)
     dresid = (resid.new_ones(()) / resid.shape[1]) * (2.0 * resid)
     # (autograd's backward of indexing accumulates into zeros: the same values, signed zeros too)
-    dblocks = _blocks(inst, dresid, layout, accumulate=True)
-    dw = _unblock(torch.bmm(dblocks, inst.A), layout).view(u.shape[0], u.shape[1], v.shape[1])
+    dw = _times_a(inst, dresid, layout, inst.A, accumulate=True).view(u.shape[0], u.shape[1], v.shape[1])
     return losses, dw.bmm(v), u.mT.bmm(dw).mT
 
 

@@ -72,6 +72,7 @@ rule sensing_sensitivity:
     conda:
         "../envs/gaugelab.yaml"
     threads: 1
+    priority: 20  # ahead of the summary and figures: the comparison waits on the reruns, not on them
     resources:
         mem_mb=2000,
         runtime=60,

@@ -128,6 +128,24 @@ def test_a_copy_is_the_same_alone_or_in_a_batch():
         assert torch.equal(runs["alone"][name][0], runs["four"][name][3]), name
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_attention_products_are_blas_bit_for_bit(dtype):
+    """Attention's short sums (over 3 positions, or 1 at the top layer's last position) are
+    written out as ordered outer products; on this machine's MKL they equal the batched product
+    bit for bit, gradients included, so the engine's records do not move."""
+    g = torch.Generator().manual_seed(3)
+    shapes = [((2, 5, 4, 3, 16), (2, 5, 4, 16, 3)), ((2, 5, 4, 3, 3), (2, 5, 4, 3, 16)),
+              ((2, 5, 4, 1, 16), (2, 5, 4, 16, 3)), ((2, 5, 4, 1, 3), (2, 5, 4, 3, 16))]
+    for sa, sb in shapes:
+        a, b = (torch.randn(*s, generator=g, dtype=dtype) for s in (sa, sb))
+        (a1, b1), (a2, b2) = ((x.clone().requires_grad_() for x in (a, b)) for _ in range(2))
+        ours, blas = transformer._MatMul.apply(a1, b1), a2 @ b2
+        assert torch.equal(ours, blas), (sa, sb)
+        up = torch.randn(ours.shape, generator=g, dtype=dtype)
+        assert all(torch.equal(x, y) for x, y in zip(torch.autograd.grad(ours, [a1, b1], up),
+                                                     torch.autograd.grad(blas, [a2, b2], up))), (sa, sb)
+
+
 def test_one_adam_step_splits_the_gauge_twin_as_published():
     """Section 6 / Table 3: Adam gauge twin (init 42, gauge 777) at steps 0 and 1."""
     record = twins.train_pair(twins.Pair.of("adam", "gauge", 42, 777), settings(steps=1))

@@ -34,12 +34,19 @@ class Rule:
     init: Callable[[Sequence[Tensor]], State]
     update: Update
     hparams: dict = field(default_factory=dict)
-    # True when parameters of one shape may be stacked into one (B, P, ...) tensor without
-    # changing a bit: the update works per entry, or per matrix (the last two dimensions) through
-    # matrix products and whole-matrix norms (checked: the zoo's records are byte-identical
-    # stacked and unstacked). False for rules that pool over parameters (scalar-Adam, Adam-p) or
-    # reduce along a matrix's rows or columns, whose rounding follows the memory layout (Adafactor).
-    stackable: bool = False
+    # How a rule's parameters may be batched without changing a bit. "entry": it works entry by
+    # entry, so any parameters may be concatenated into one flat tensor. "matrix": it works per
+    # matrix (the last two dimensions) through matrix products and whole-matrix norms, so
+    # parameters of one shape may be stacked into one (B, P, n, k) tensor (checked: the zoo's
+    # records are byte-identical stacked and unstacked). "": one by one; the rule pools over
+    # parameters (scalar-Adam, Adam-p) or reduces along a matrix's rows or columns, whose rounding
+    # follows the memory layout (Adafactor).
+    batching: str = ""
+
+    @property
+    def stackable(self) -> bool:
+        """Parameters of one shape may be stacked into one tensor."""
+        return self.batching in ("entry", "matrix")
 
 
 def per_run(lr: float | Tensor, like: Tensor) -> float | Tensor:
@@ -65,7 +72,7 @@ def gd() -> Rule:
     def update(grads, state, lr, t):
         return [-(per_run(lr, g) * g) for g in grads], state
 
-    return Rule("gd", True, lambda params: {}, update, stackable=True)
+    return Rule("gd", True, lambda params: {}, update, batching="entry")
 
 
 def momentum(beta: float = 0.9) -> Rule:
@@ -75,7 +82,7 @@ def momentum(beta: float = 0.9) -> Rule:
         bufs = [beta * b + g for b, g in zip(state["b"], grads)]
         return [-(per_run(lr, b) * b) for b in bufs], {"b": bufs}
 
-    return Rule("momentum", True, lambda params: _zeros(params, "b"), update, {"beta": beta}, stackable=True)
+    return Rule("momentum", True, lambda params: _zeros(params, "b"), update, {"beta": beta}, batching="entry")
 
 
 def _adam_moments(grads, state, t, beta1, beta2):
@@ -125,7 +132,7 @@ def muon(beta: float = 0.9, ns_steps: int = 5) -> Rule:
         return [-(per_run(lr, b) * newton_schulz(b, ns_steps)) for b in bufs], {"b": bufs}
 
     return Rule("muon", True, lambda params: _zeros(params, "b"), update,
-                {"beta": beta, "ns_steps": ns_steps}, stackable=True)
+                {"beta": beta, "ns_steps": ns_steps}, batching="matrix")
 
 
 def muon_hybrid(matrix: Sequence[bool], lr_aux: float = 1e-3, beta: float = 0.9, ns_steps: int = 5,
@@ -199,7 +206,7 @@ def shampoo(damping: float = 1.0, refresh: int = 20) -> Rule:
         deltas = [-(per_run(lr, g) * (li @ g @ ri)) for g, li, ri in zip(grads, linv, rinv)]
         return deltas, {"L": ls, "R": rs, "Linv": linv, "Rinv": rinv}
 
-    return Rule("shampoo", True, init, update, {"damping": damping, "refresh": refresh}, stackable=True)
+    return Rule("shampoo", True, init, update, {"damping": damping, "refresh": refresh}, batching="matrix")
 
 
 # --- coordinate-wise rules ----------------------------------------------------------------------
@@ -213,7 +220,7 @@ def adam(beta1: float = BETA1, beta2: float = BETA2, eps: float = EPS) -> Rule:
         return [-(per_run(lr, m) * (m / (v.sqrt() + eps))) for m, v in zip(mhat, vhat)], new
 
     return Rule("adam", False, lambda params: _zeros(params, "m", "v"), update,
-                {"beta1": beta1, "beta2": beta2, "eps": eps}, stackable=True)
+                {"beta1": beta1, "beta2": beta2, "eps": eps}, batching="entry")
 
 
 def rmsprop(alpha: float = 0.99, eps: float = EPS) -> Rule:
@@ -224,7 +231,7 @@ def rmsprop(alpha: float = 0.99, eps: float = EPS) -> Rule:
         return [-(per_run(lr, g) * (g / (v.sqrt() + eps))) for g, v in zip(grads, vs)], {"v": vs}
 
     return Rule("rmsprop", False, lambda params: _zeros(params, "v"), update,
-                {"alpha": alpha, "eps": eps}, stackable=True)
+                {"alpha": alpha, "eps": eps}, batching="entry")
 
 
 def signum(beta: float = BETA1) -> Rule:
@@ -234,7 +241,7 @@ def signum(beta: float = BETA1) -> Rule:
         ms = [beta * m + (1 - beta) * g for m, g in zip(state["m"], grads)]
         return [-(per_run(lr, m) * torch.sign(m)) for m in ms], {"m": ms}
 
-    return Rule("signum", False, lambda params: _zeros(params, "m"), update, {"beta": beta}, stackable=True)
+    return Rule("signum", False, lambda params: _zeros(params, "m"), update, {"beta": beta}, batching="entry")
 
 
 def lion(beta1: float = 0.9, beta2: float = 0.99) -> Rule:
@@ -246,7 +253,7 @@ def lion(beta1: float = 0.9, beta2: float = 0.99) -> Rule:
         return [-(per_run(lr, c) * c) for c in signs], {"m": ms}
 
     return Rule("lion", False, lambda params: _zeros(params, "m"), update,
-                {"beta1": beta1, "beta2": beta2}, stackable=True)
+                {"beta1": beta1, "beta2": beta2}, batching="entry")
 
 
 def adafactor_second_moment(row: Tensor, col: Tensor, tiny: float = 1e-30) -> Tensor:

@@ -182,6 +182,42 @@ def linear(x: Tensor, w: Tensor) -> Tensor:
     return x @ w.mT
 
 
+SHORT_SUM = 4
+
+
+def _product(a: Tensor, b: Tensor) -> Tensor:
+    """a @ b. Over an inner dimension of at most SHORT_SUM (attention's sums over the 3 positions)
+    as outer products added in order: what MKL computes for such tiny batched products here, bit
+    for bit (tests/test_twins.py), in about half its time. Built as its transpose when that has
+    the longer rows (the products commute, the order of the sum is the same)."""
+    if a.shape[-1] > SHORT_SUM:
+        return a @ b
+    if a.shape[-2] > b.shape[-1]:
+        return _outer_sum(b.mT, a.mT).mT
+    return _outer_sum(a, b)
+
+
+def _outer_sum(a: Tensor, b: Tensor) -> Tensor:
+    out = a[..., :, :1] * b[..., :1, :]
+    for t in range(1, a.shape[-1]):
+        out = out + a[..., :, t : t + 1] * b[..., t : t + 1, :]
+    return out
+
+
+class _MatMul(torch.autograd.Function):
+    """a @ b whose backward products (a sum over positions for one of them) go through _product."""
+
+    @staticmethod
+    def forward(ctx, a: Tensor, b: Tensor) -> Tensor:
+        ctx.save_for_backward(a, b)
+        return _product(a, b)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        a, b = ctx.saved_tensors
+        return _product(grad, b.mT), _product(a.mT, grad)
+
+
 def attention(q: Tensor, k: Tensor, v: Tensor, n_head: int, causal: bool = False) -> Tensor:
     """Explicit softmax attention (matmul, scale, softmax, matmul), no mask, no fused kernel.
 
@@ -192,11 +228,11 @@ def attention(q: Tensor, k: Tensor, v: Tensor, n_head: int, causal: bool = False
     q = q.view(B, N, Tq, n_head, hd).transpose(2, 3)  # (B, N, H, Tq, hd)
     k = k.view(B, N, T, n_head, hd).transpose(2, 3)   # (B, N, H, T, hd)
     v = v.view(B, N, T, n_head, hd).transpose(2, 3)
-    scores = q @ k.transpose(-1, -2) / math.sqrt(hd)  # (B, N, H, Tq, T)
+    scores = _MatMul.apply(q, k.transpose(-1, -2)) / math.sqrt(hd)  # (B, N, H, Tq, T)
     if causal:  # the char-LM's mask (§4): -inf strictly above the diagonal, before the softmax
         mask = torch.ones(Tq, T, dtype=torch.bool, device=q.device).triu(T - Tq + 1)
         scores = scores.masked_fill(mask, float("-inf"))
-    y = scores.softmax(dim=-1) @ v                     # (B, N, H, Tq, hd)
+    y = _MatMul.apply(scores.softmax(dim=-1), v)       # (B, N, H, Tq, hd)
     return y.transpose(2, 3).reshape(B, N, Tq, d)
 
 

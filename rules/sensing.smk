@@ -1,7 +1,7 @@
 # Matrix-sensing training jobs, their extraction, and the sensitivity reruns.
 #
-# One training job = one shard of an experiment: its runs (every method, lr and seed, dealt
-# round-robin; config `shards`) advance as one batch sharing the product with A
+# One training job = one shard of an experiment: its runs (every method, lr and seed, dealt seed
+# by seed, runner.deal; config `shards`) advance as one batch sharing the product with A
 # (gaugelab.runner.run_batch), and each run writes its own record. A run's numbers do not depend
 # on its batch, so the grouping is a speed choice only (README: Speed).
 

@@ -3,9 +3,9 @@ command line and tests share."""
 
 from __future__ import annotations
 
-import torch
-
 from typing import Callable, Hashable, Sequence, TypeVar
+
+import torch
 
 from . import optim, records, runtime, sensing
 

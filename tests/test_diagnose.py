@@ -32,10 +32,13 @@ def restore_torch_state():
 
 
 class PlainSGD(torch.optim.Optimizer):
-    """p ← p − lr·g: commutes with any orthogonal change of basis."""
+    """p ← p − lr·g: commutes with any orthogonal change of basis. Subclasses change the direction."""
 
     def __init__(self, params, lr=1e-2):
         super().__init__(params, {"lr": lr})
+
+    def direction(self, p):
+        return p.grad
 
     @torch.no_grad()
     def step(self, closure):
@@ -43,21 +46,15 @@ class PlainSGD(torch.optim.Optimizer):
             loss = closure()
         for group in self.param_groups:
             for p in group["params"]:
-                p.add_(p.grad, alpha=-group["lr"])
+                p.add_(self.direction(p), alpha=-group["lr"])
         return loss
 
 
 class SignSGD(PlainSGD):
     """p ← p − lr·sign(g): entrywise, so it sees the basis from the first step."""
 
-    @torch.no_grad()
-    def step(self, closure):
-        with torch.enable_grad():
-            loss = closure()
-        for group in self.param_groups:
-            for p in group["params"]:
-                p.add_(torch.sign(p.grad), alpha=-group["lr"])
-        return loss
+    def direction(self, p):
+        return torch.sign(p.grad)
 
 
 class LogisticSGD(PlainSGD):
@@ -83,14 +80,8 @@ class LogisticSGD(PlainSGD):
 class GlobalNoiseSGD(PlainSGD):
     """A determinism bug: draws from the global generator inside ``step``."""
 
-    @torch.no_grad()
-    def step(self, closure):
-        with torch.enable_grad():
-            loss = closure()
-        for group in self.param_groups:
-            for p in group["params"]:
-                p.add_(p.grad + 1e-6 * torch.randn_like(p), alpha=-group["lr"])
-        return loss
+    def direction(self, p):
+        return p.grad + 1e-6 * torch.randn_like(p)
 
 
 class NoClosureSGD(torch.optim.Optimizer):

@@ -92,13 +92,13 @@ def deal(cells: Sequence[T], shards: int, *, seed: Callable[[T], Hashable],
     ...), so a job cut inside a seed still holds a share of every method, slow and fast alike.
     Which job a run lands in never changes its record (sensing.Layout).
     """
-    seen: dict[tuple, int] = {}
     seeds = list(dict.fromkeys(seed(c) for c in cells))
-    keyed = []
-    for i, c in enumerate(cells):
-        rank = seen[(seed(c), method(c))] = seen.get((seed(c), method(c)), -1) + 1
-        keyed.append(((seeds.index(seed(c)), rank, i), c))
-    ordered = [c for _, c in sorted(keyed, key=lambda kc: kc[0])]
+    rank, taken = [], {}  # rank: how many cells of the same seed and method come before
+    for c in cells:
+        key = (seed(c), method(c))
+        rank.append(taken.get(key, 0))
+        taken[key] = rank[-1] + 1
+    ordered = [cells[i] for i in sorted(range(len(cells)), key=lambda i: (seeds.index(seed(cells[i])), rank[i]))]
     size, extra = divmod(len(ordered), shards)
     pieces, start = [], 0
     for k in range(shards):

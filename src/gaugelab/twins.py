@@ -210,7 +210,8 @@ def train(params: Params, cfg: ModelConfig, rule: optim.Rule, lr: float, x: Tens
     # the same arithmetic in a dozen operations instead of a dozen per parameter.
     flat = rule.batching == "entry"
     sizes = [p[0].numel() for p in leaves]
-    state = rule.init([_flatten(leaves)] if flat else leaves)  # separate state per copy: every buffer has the run dimension
+    # separate state per copy: every buffer has the run dimension
+    state = rule.init([_flatten(leaves)] if flat else leaves)
     for step in range(1, steps + 1):
         losses = transformer.loss(transformer.forward(params, x, cfg), y)  # (B,)
         if not bool(torch.isfinite(losses).all()):

@@ -9,7 +9,7 @@ their exact step semantics.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor
@@ -84,6 +84,9 @@ class Layout:
     rows: tuple[int, ...]  # padded rows of each instance's block (0: no runs)
     dense: bool    # equal blocks that the runs fill in order, no padding: the batch is its own blocks
     position: Tensor  # (B,) each run's row in the blocks laid end to end
+    # The blocks and products of each shape, kept from step to step: runs overwrite their own
+    # rows, the padding rows stay zero.
+    buffers: dict = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, which: Tensor, instances: int = 1, separate: bool | None = None) -> "Layout":
@@ -105,20 +108,40 @@ class Layout:
         return len(set(self.rows)) == 1
 
 
-def _times_a(inst: Instance, x: Tensor, layout: Layout, a: Tensor, accumulate: bool = False) -> Tensor:
+def _times_a(inst: Instance, x: Tensor, layout: Layout, a: Tensor) -> Tensor:
     """Each run's row of ``x`` (B, d) times its instance's ``a`` (one of (S, d, e) per instance:
     A or its transpose), computed on the zero-padded blocks of ``layout``: (B, e)."""
     count, instances = x.shape[0], len(layout.rows)
     if layout.dense:
         return torch.bmm(x.view(instances, layout.rows[0], -1), a).reshape(count, -1)
+    if x.requires_grad or a.requires_grad:
+        return _times_a_autograd(x, layout, a)
+    key = (x.shape[1], a.shape[2])
+    if key not in layout.buffers:
+        blocks = x.new_zeros(instances, layout.rows[0], x.shape[1]) if layout.uniform else \
+            x.new_zeros(sum(layout.rows), x.shape[1])
+        products = x.new_empty(*blocks.shape[:-1], a.shape[2])
+        layout.buffers[key] = blocks, products
+    blocks, products = layout.buffers[key]
     if layout.uniform:
-        blocks = x.new_zeros(instances, layout.rows[0], x.shape[1])
-        blocks = blocks.index_put((layout.which, layout.slot), x, accumulate=accumulate)
+        blocks[layout.which, layout.slot] = x
+        return torch.bmm(blocks, a, out=products)[layout.which, layout.slot]
+    blocks.index_copy_(0, layout.position, x)
+    start = 0
+    for s, rows in enumerate(layout.rows):
+        if rows:
+            torch.bmm(blocks[None, start : start + rows], a[s : s + 1], out=products[None, start : start + rows])
+        start += rows
+    return products.index_select(0, layout.position)
+
+
+def _times_a_autograd(x: Tensor, layout: Layout, a: Tensor) -> Tensor:
+    """:func:`_times_a` on fresh tensors, for a caller that differentiates through it (tests)."""
+    if layout.uniform:
+        blocks = x.new_zeros(len(layout.rows), layout.rows[0], x.shape[1]).index_put((layout.which, layout.slot), x)
         return torch.bmm(blocks, a)[layout.which, layout.slot]
-    blocks = x.new_zeros(sum(layout.rows), x.shape[1]).index_put((layout.position,), x, accumulate=accumulate)
-    pieces = blocks.split(layout.rows)
-    out = torch.cat([torch.bmm(piece[None], a[s : s + 1])[0] for s, piece in enumerate(pieces) if len(piece)])
-    return out[layout.position]
+    blocks = x.new_zeros(sum(layout.rows), x.shape[1]).index_put((layout.position,), x).split(layout.rows)
+    return torch.cat([torch.bmm(b[None], a[s : s + 1])[0] for s, b in enumerate(blocks) if len(b)])[layout.position]
 
 
 def _residual(inst: Instance, u: Tensor, v: Tensor, layout: Layout | None) -> tuple[Tensor, Layout]:
@@ -150,8 +173,8 @@ def loss_and_gradients(inst: Instance, u: Tensor, v: Tensor, layout: Layout) -> 
     resid, layout = _residual(inst, u, v, layout)
     losses = resid.pow(2).mean(dim=1)
     dresid = (resid.new_ones(()) / resid.shape[1]) * (2.0 * resid)
-    # (autograd's backward of indexing accumulates into zeros: the same values, signed zeros too)
-    dw = _times_a(inst, dresid, layout, inst.A, accumulate=True).view(u.shape[0], u.shape[1], v.shape[1])
+    # + 0: autograd's backward of indexing accumulates into zeros, which turns -0 into +0
+    dw = _times_a(inst, dresid + 0.0, layout, inst.A).view(u.shape[0], u.shape[1], v.shape[1])
     return losses, dw.bmm(v), u.mT.bmm(dw).mT
 
 
@@ -201,8 +224,14 @@ class _Group:
     its arithmetic; the others get them one by one, V's gradient in autograd's transposed layout."""
 
     def __init__(self, rule: optim.Rule, rows: slice, factors: Tensor, base_lr: Tensor, decayed: Tensor):
-        self.rule, self.rows, self.base_lr, self.decayed = rule, rows, base_lr, decayed
+        self.rule, self.rows = rule, rows
+        self._set_runs(base_lr, decayed)
         self.state = rule.init(self._params(factors))
+
+    def _set_runs(self, base_lr: Tensor, decayed: Tensor) -> None:
+        self.base_lr, self.decayed = base_lr, decayed
+        # decided once here, not tested at every step
+        self.schedule = "cosine" if decayed.all() else "const" if not decayed.any() else "mixed"
 
     def __len__(self) -> int:
         return len(self.base_lr)
@@ -216,9 +245,9 @@ class _Group:
         return [stacked[self.rows]] if self.rule.stackable else [grad_u[self.rows], grad_v[self.rows]]
 
     def _lr(self, factor: float) -> Tensor:
-        if not self.decayed.any():
+        if self.schedule == "const":
             return self.base_lr
-        if self.decayed.all():
+        if self.schedule == "cosine":
             return self.base_lr * factor
         return torch.where(self.decayed, self.base_lr * factor, self.base_lr)
 
@@ -233,7 +262,7 @@ class _Group:
         """Drop the runs that left the batch (``mask``: which of the group's runs stay)."""
         if not mask.all():
             self.state = optim.select_runs(self.state, mask.nonzero().flatten())
-            self.base_lr, self.decayed = self.base_lr[mask], self.decayed[mask]
+            self._set_runs(self.base_lr[mask], self.decayed[mask])
 
 
 def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float], u0: Tensor, v0: Tensor, *,
@@ -316,21 +345,23 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
         factor = cosine_factor(t, budget)
         for group in groups:
             group.step(factors, grads, factor, t)
+        diverged = None  # (None: no run diverged)
         if not dial:
             check_loss = train_loss
-            if bool((check_loss <= DIVERGENCE_BOUND).all()):  # the common case, in one test
-                diverged = no_divergence[: len(active_ids)]
-            else:
+            if not bool((check_loss <= DIVERGENCE_BOUND).all()):  # the common case in one test
                 diverged = ~torch.isfinite(check_loss) | (check_loss > DIVERGENCE_BOUND)
         elif t % check_every == 0 or t == budget:
             check_loss = loss(inst, factors[:, 0], factors[:, 1], layout)  # post-update
             diverged = ~torch.isfinite(check_loss) | (check_loss > DIAL_DIVERGENCE_BOUND)
-        else:
+        checking = early_stop and t % check_every == 0
+        if diverged is None:
+            if not checking:
+                continue
             diverged = no_divergence[: len(active_ids)]
         done = diverged.clone()
         if diverged.any():
             retire(diverged.nonzero().flatten(), t, check_loss, STATUS_DIVERGED)
-        if early_stop and t % check_every == 0:
+        if checking:
             converged = ~diverged & (check_loss < tol)
             if converged.any():
                 retire(converged.nonzero().flatten(), t, check_loss, STATUS_INTERPOLATED)

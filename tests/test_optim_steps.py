@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from gaugelab import optim
+from gaugelab import optim, select
 
 LRS = torch.tensor([0.1, 0.2], dtype=torch.float64)
 G1 = torch.tensor([[3.0, -4.0]], dtype=torch.float64)
@@ -124,3 +124,4 @@ def test_unknown_optimizer_names_the_choices():
 
 def test_classes_match_the_paper():
     assert optim.EQUIVARIANT == {"gd", "momentum", "scalar_adam", "muon", "shampoo"}
+    assert select.EQUIVARIANT == optim.EQUIVARIANT  # the torch-free copy the tables use

@@ -4,10 +4,14 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from . import optim, select
+from . import select
+
+if TYPE_CHECKING:
+    from .optim import Rule
 
 
 def label(p: float, convention: str) -> str:
@@ -15,8 +19,10 @@ def label(p: float, convention: str) -> str:
     return "p1" if p >= 1 else f"{convention}_p{p:g}"
 
 
-def variants(ps: list[float], conventions: list[str]) -> dict[str, optim.Rule]:
+def variants(ps: list[float], conventions: list[str]) -> dict[str, Rule]:
     """Labels and rules in the spec's order: p = 1 once, then each convention's p < 1 values."""
+    from . import optim  # here, not at the top: the tables and comparisons use this module without torch
+
     out = {label(1.0, "rms"): optim.adam_p(1.0)} if any(p >= 1 for p in ps) else {}
     for convention in conventions:
         for p in ps:

@@ -7,7 +7,10 @@ import math
 
 import pandas as pd
 
-from .optim import EQUIVARIANT
+# The a-priori class of each registered method (optim.Rule.equivariant), spelled out so the
+# summary, comparison and table jobs start without importing torch; tests/test_optim_steps.py
+# checks it against the registry.
+EQUIVARIANT = frozenset({"gd", "momentum", "scalar_adam", "muon", "shampoo"})
 
 CELL = ["method", "lr"]
 

@@ -63,17 +63,26 @@ def init_factors(n: int, k: int, scale: float, seed: int) -> tuple[Tensor, Tenso
     return u, v
 
 
-GEMM_ROWS = 4
+GEMM_ROWS = 4  # fewer rows than this round differently from the same rows in a larger block
+
+
+def padded_rows(count: int) -> int:
+    """The rows a block of ``count`` runs is padded to (with zero rows) so that each run's row
+    of the product with A has the bits it has alone. BLAS picks its kernel, and so its rounding,
+    by the number of rows: measured here (tests/test_sensing.py), on one thread every count from
+    GEMM_ROWS on rounds alike; on two threads, multiples of GEMM_ROWS do (and are assumed to on
+    more)."""
+    if count == 0:
+        return 0
+    return max(count, GEMM_ROWS) if torch.get_num_threads() == 1 else count + (-count % GEMM_ROWS)
 
 
 @dataclass(frozen=True)
 class Layout:
     """Where each run of a batch sits in the product with A: its instance and its row within
-    that instance's block. Each instance's block is padded with zeros to a multiple of
-    GEMM_ROWS rows: BLAS picks its kernel (and so its rounding) by the number of rows, and below
-    four rows (or, on two threads, between multiples of four) it differs. So every run's
-    arithmetic is independent of which runs share its batch, and a batched run is bit-identical
-    to the same run alone.
+    that instance's block. Each instance's block is padded with zero rows (:func:`padded_rows`),
+    so every run's arithmetic is independent of which runs share its batch, and a batched run
+    is bit-identical to the same run alone.
 
     On one thread each instance gets its own product (no rows padded up to the largest block,
     none for an instance without runs); on several, one batched product over equal blocks
@@ -97,9 +106,10 @@ class Layout:
         for i, s in enumerate(which.tolist()):
             slot[i] = counts[s]
             counts[s] += 1
-        rows = tuple(c + (-c % GEMM_ROWS) for c in counts)
-        if not (torch.get_num_threads() == 1 if separate is None else separate):
-            rows = (max(max(rows), GEMM_ROWS),) * instances
+        if torch.get_num_threads() == 1 if separate is None else separate:
+            rows = tuple(padded_rows(c) for c in counts)
+        else:
+            rows = (padded_rows(max(counts)),) * instances
         dense = rows == tuple(counts) and len(set(rows)) == 1 and bool((which[1:] >= which[:-1]).all())
         return cls(which, slot, rows, dense, torch.tensor([0, *rows]).cumsum(0)[which] + slot)
 

@@ -126,22 +126,22 @@ def _times_a(inst: Instance, x: Tensor, layout: Layout, a: Tensor) -> Tensor:
         return torch.bmm(x.view(instances, layout.rows[0], -1), a).reshape(count, -1)
     if x.requires_grad or a.requires_grad:
         return _times_a_autograd(x, layout, a)
-    key = (x.shape[1], a.shape[2])
+    key = (a.data_ptr(), a.stride(), x.shape[1])  # A or its transpose
     if key not in layout.buffers:
         blocks = x.new_zeros(instances, layout.rows[0], x.shape[1]) if layout.uniform else \
             x.new_zeros(sum(layout.rows), x.shape[1])
         products = x.new_empty(*blocks.shape[:-1], a.shape[2])
-        layout.buffers[key] = blocks, products
-    blocks, products = layout.buffers[key]
+        starts = [sum(layout.rows[:s]) for s in range(instances)]
+        pieces = [(blocks[None, lo : lo + rows], a[s : s + 1], products[None, lo : lo + rows])
+                  for s, (lo, rows) in enumerate(zip(starts, layout.rows)) if rows and not layout.uniform]
+        layout.buffers[key] = blocks, products, pieces
+    blocks, products, pieces = layout.buffers[key]
     if layout.uniform:
         blocks[layout.which, layout.slot] = x
         return torch.bmm(blocks, a, out=products)[layout.which, layout.slot]
     blocks.index_copy_(0, layout.position, x)
-    start = 0
-    for s, rows in enumerate(layout.rows):
-        if rows:
-            torch.bmm(blocks[None, start : start + rows], a[s : s + 1], out=products[None, start : start + rows])
-        start += rows
+    for block, a_block, product in pieces:  # one product per instance
+        torch.bmm(block, a_block, out=product)
     return products.index_select(0, layout.position)
 
 

@@ -93,8 +93,8 @@ class Layout:
     rows: tuple[int, ...]  # padded rows of each instance's block (0: no runs)
     dense: bool    # equal blocks that the runs fill in order, no padding: the batch is its own blocks
     position: Tensor  # (B,) each run's row in the blocks laid end to end
-    # The blocks and products of each shape, kept from step to step: runs overwrite their own
-    # rows, the padding rows stay zero.
+    # _times_a's blocks and products, kept from step to step: runs overwrite their own rows,
+    # the padding rows stay zero.
     buffers: dict = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -120,7 +120,8 @@ class Layout:
 
 def _times_a(inst: Instance, x: Tensor, layout: Layout, a: Tensor) -> Tensor:
     """Each run's row of ``x`` (B, d) times its instance's ``a`` (one of (S, d, e) per instance:
-    A or its transpose), computed on the zero-padded blocks of ``layout``: (B, e)."""
+    A or its transpose), computed on the zero-padded blocks of ``layout``: a new (B, e) tensor.
+    The blocks, the products and their per-instance views are made once per layout and shape."""
     count, instances = x.shape[0], len(layout.rows)
     if layout.dense:
         return torch.bmm(x.view(instances, layout.rows[0], -1), a).reshape(count, -1)
@@ -132,8 +133,9 @@ def _times_a(inst: Instance, x: Tensor, layout: Layout, a: Tensor) -> Tensor:
             x.new_zeros(sum(layout.rows), x.shape[1])
         products = x.new_empty(*blocks.shape[:-1], a.shape[2])
         starts = [sum(layout.rows[:s]) for s in range(instances)]
-        pieces = [(blocks[None, lo : lo + rows], a[s : s + 1], products[None, lo : lo + rows])
-                  for s, (lo, rows) in enumerate(zip(starts, layout.rows)) if rows and not layout.uniform]
+        pieces = [] if layout.uniform else [
+            (blocks[None, lo : lo + rows], a[s : s + 1], products[None, lo : lo + rows])
+            for s, (lo, rows) in enumerate(zip(starts, layout.rows)) if rows]
         layout.buffers[key] = blocks, products, pieces
     blocks, products, pieces = layout.buffers[key]
     if layout.uniform:
@@ -358,7 +360,7 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
         diverged = None  # (None: no run diverged)
         if not dial:
             check_loss = train_loss
-            if not bool((check_loss <= DIVERGENCE_BOUND).all()):  # the common case in one test
+            if not bool((check_loss <= DIVERGENCE_BOUND).all()):  # one test settles the common case
                 diverged = ~torch.isfinite(check_loss) | (check_loss > DIVERGENCE_BOUND)
         elif t % check_every == 0 or t == budget:
             check_loss = loss(inst, factors[:, 0], factors[:, 1], layout)  # post-update

@@ -1,4 +1,8 @@
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pandas as pd
 
@@ -88,3 +92,12 @@ def test_midpoint_split_counts_against_the_gd_adam_midpoint():
     assert abs(mid["threshold"] - 0.35) < 1e-12 and mid["total"] == 5
     assert mid["correct"] == 4  # shampoo (eq) lands above the midpoint
     assert math.isnan(select.midpoint_split(chosen[chosen["method"] != "adam"])["threshold"])
+
+
+def test_summary_comparison_and_table_modules_start_without_torch():
+    """The small jobs after training import these; torch's import would cost each about a second."""
+    code = ("import sys; import gaugelab.select, gaugelab.compare, gaugelab.tables, gaugelab.dial, "
+            "gaugelab.records, gaugelab.published; print('torch' in sys.modules)")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.strip() == "False"

@@ -92,6 +92,7 @@ class Layout:
     slot: Tensor   # (B,) row within the instance's block
     rows: tuple[int, ...]  # padded rows of each instance's block (0: no runs)
     dense: bool    # equal blocks that the runs fill in order, no padding: the batch is its own blocks
+    starts: tuple[int, ...]  # first row of each instance's block, the blocks laid end to end
     position: Tensor  # (B,) each run's row in the blocks laid end to end
     # _times_a's blocks and products, kept from step to step: runs overwrite their own rows,
     # the padding rows stay zero.
@@ -111,7 +112,8 @@ class Layout:
         else:
             rows = (padded_rows(max(counts)),) * instances
         dense = rows == tuple(counts) and len(set(rows)) == 1 and bool((which[1:] >= which[:-1]).all())
-        return cls(which, slot, rows, dense, torch.tensor([0, *rows]).cumsum(0)[which] + slot)
+        starts = tuple(sum(rows[:s]) for s in range(instances))
+        return cls(which, slot, rows, dense, starts, torch.tensor(starts, dtype=torch.long)[which] + slot)
 
     @property
     def uniform(self) -> bool:
@@ -132,10 +134,9 @@ def _times_a(inst: Instance, x: Tensor, layout: Layout, a: Tensor) -> Tensor:
         blocks = x.new_zeros(instances, layout.rows[0], x.shape[1]) if layout.uniform else \
             x.new_zeros(sum(layout.rows), x.shape[1])
         products = x.new_empty(*blocks.shape[:-1], a.shape[2])
-        starts = [sum(layout.rows[:s]) for s in range(instances)]
         pieces = [] if layout.uniform else [
             (blocks[None, lo : lo + rows], a[s : s + 1], products[None, lo : lo + rows])
-            for s, (lo, rows) in enumerate(zip(starts, layout.rows)) if rows]
+            for s, (lo, rows) in enumerate(zip(layout.starts, layout.rows)) if rows]
         layout.buffers[key] = blocks, products, pieces
     blocks, products, pieces = layout.buffers[key]
     if layout.uniform:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Time the default workflow end to end from nothing: a fresh clone of REV (default HEAD) in a
-# temporary folder, `snakemake --cores 2` on the given target (default: everything).
+# temporary folder, `snakemake --cores 2` on the given target (default: everything); then each
+# job's own wall time from its Snakemake benchmark file.
 #   benchmarks/time_workflow.sh [REV] [TARGET]
 set -euo pipefail
 rev=${1:-HEAD}
@@ -13,3 +14,8 @@ cd "$work/repo"
 SECONDS=0
 snakemake --cores 2 "$target" > "$work/snakemake.log" 2>&1
 echo "$(git rev-parse --short HEAD) $target: ${SECONDS} s wall (log: $work/snakemake.log)"
+# Where the time went: each job's own wall time, from its Snakemake benchmark file (revisions
+# before the jobs had them print nothing here).
+find benchmarks -mindepth 2 -name '*.tsv' 2>/dev/null | sort | while read -r f; do
+    printf '  %-50s %8s s\n' "${f#benchmarks/}" "$(tail -n 1 "$f" | cut -f 1)"
+done

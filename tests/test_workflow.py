@@ -159,7 +159,7 @@ def test_interrupted_run_resumes_and_matches(smoke, tmp_path):
     deadline = time.time() + 300
     while time.time() < deadline and not summary.exists():
         time.sleep(0.05)
-    interrupt(proc, out)  # Ctrl-C once training is done, while the reruns go on
+    interrupt(proc, out)  # Ctrl-C mid-run, once the zoo's training is done
     proc.wait(timeout=60)
     assert not (tmp_path / "results/paper/comparison.csv").exists(), "the interruption should land mid-run"
     runs = sorted((tmp_path / "results/runs/zoo").rglob("seed*.json"))

@@ -120,7 +120,7 @@ class Layout:
         return len(set(self.rows)) == 1
 
 
-def _times_a(inst: Instance, x: Tensor, layout: Layout, a: Tensor) -> Tensor:
+def _times_a(x: Tensor, layout: Layout, a: Tensor) -> Tensor:
     """Each run's row of ``x`` (B, d) times its instance's ``a`` (one of (S, d, e) per instance:
     A or its transpose), computed on the zero-padded blocks of ``layout``: a new (B, e) tensor.
     The blocks, the products and their per-instance views are made once per layout and shape."""
@@ -162,7 +162,7 @@ def _residual(inst: Instance, u: Tensor, v: Tensor, layout: Layout | None) -> tu
     if layout is None:
         layout = Layout.of(torch.zeros(u.shape[0], dtype=torch.long))
     w = (u @ v.mT).reshape(u.shape[0], -1)
-    return _times_a(inst, w, layout, inst.A.mT) - inst.y[layout.which], layout
+    return _times_a(w, layout, inst.A.mT) - inst.y[layout.which], layout
 
 
 def loss(inst: Instance, u: Tensor, v: Tensor, layout: Layout | None = None) -> Tensor:
@@ -187,7 +187,7 @@ def loss_and_gradients(inst: Instance, u: Tensor, v: Tensor, layout: Layout) -> 
     losses = resid.pow(2).mean(dim=1)
     dresid = (resid.new_ones(()) / resid.shape[1]) * (2.0 * resid)
     # + 0: autograd's backward of indexing accumulates into zeros, which turns -0 into +0
-    dw = _times_a(inst, dresid + 0.0, layout, inst.A).view(u.shape[0], u.shape[1], v.shape[1])
+    dw = _times_a(dresid + 0.0, layout, inst.A).view(u.shape[0], u.shape[1], v.shape[1])
     return losses, dw.bmm(v), u.mT.bmm(dw).mT
 
 

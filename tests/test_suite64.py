@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gaugelab import published, suite64, table9, transformer, twins
+from gaugelab import cli, published, records, suite64, table9, transformer, twins
 from gaugelab.config import load
 from test_corpus import SHARED, needs_corpus
 
@@ -162,6 +162,31 @@ def test_an_identity_twin_that_moves_fails_the_job():
     moved["l0.W_V"][0, 0, 0] += 1e-12
     with pytest.raises(twins.DeterminismError, match="adam identity twin"):
         suite64.check_identity(twins.Pair.of("adam", "identity", 42), base, moved, [0, 0.0, 0.0, 0.0])
+
+
+
+def test_the_table9_command_writes_the_workflows_records_from_worker_processes(tmp_path, small, capsys):
+    """`gaugelab table9` (a GPU box without Snakemake): records where table9_full and table9_step1
+    put them, bit-identical to the same pair trained in this process; existing records are kept."""
+    model = "f64-mod47-L2d64h4"
+    argv = ["table9", "--model", model, "--optimizer", "adam", "--twin", "identity", "--twin", "noise",
+            "--device", "cpu", "--root", str(tmp_path)]
+    assert cli.main([*argv, "--steps", "2", "--jobs", "2"]) == 0
+    chosen = [p for p in suite64.pairs_of(SETTINGS["pairs"]) if p.optimizer == "adam" and p.twin != "gauge"]
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json"))
+    assert len(chosen) == 3 and written == sorted(suite64.full_run_path(model, p) for p in chosen)
+    noise = next(p for p in chosen if p.sigma == 1e-5)
+    rec = records.read_twin(tmp_path / suite64.full_run_path(model, noise))
+    cfg = suite64.config(model)
+    alone = suite64.train_pair(noise, cfg, suite64.make_task(cfg), SETTINGS, steps=2)
+    assert rec["curve"] == alone["curve"] and rec["curve"][:2] == small[("adam", "noise", 1e-5)]["curve"]
+    assert cli.main([*argv, "--step1"]) == 0
+    bundle = suite64.read_bundle(tmp_path / f"results/runs/table9_step1/{model}.json")
+    assert [r["curve"] for r in bundle if r["sigma"] == 1e-5] == [small[("adam", "noise", 1e-5)]["curve"]]
+    capsys.readouterr()
+    assert cli.main([*argv, "--steps", "2"]) == 0 and "0 job(s)" in capsys.readouterr().out  # kept
+    with pytest.raises(SystemExit, match="needs --corpus"):
+        cli.main(["table9", "--model", suite64.TEXT, "--root", str(tmp_path)])
 
 
 # --- the larger configurations (slow: one Adam gauge pair each, tens of seconds on one core) -------

@@ -84,6 +84,28 @@ def _twins(args: argparse.Namespace) -> int:
     return 0
 
 
+def _table9(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from . import suite64, table9_local
+
+    settings = dict(configuration.load(args.config)["table9"])
+    models = args.model or settings["configs"]
+    unknown = [m for m in models if m not in suite64.STEPS]
+    if unknown:
+        raise SystemExit(f"gaugelab: unknown Table 9 configuration {', '.join(unknown)}; known: {', '.join(suite64.STEPS)}")
+    if suite64.TEXT in models and not args.corpus:
+        raise SystemExit(f"gaugelab: {suite64.TEXT} needs --corpus (the tiny-Shakespeare input.txt)")
+    pairs = [p for p in suite64.pairs_of(settings["pairs"])
+             if (not args.optimizer or p.optimizer in args.optimizer) and (not args.twin or p.twin in args.twin)]
+    steps = {m: args.steps or settings["steps"][m] for m in models}
+    jobs = table9_local.plan(models, pairs, step1=args.step1, root=Path(args.root), force=args.force)
+    print(f"{len(jobs)} job(s), {args.jobs} at a time on {args.device}", flush=True)
+    failed = table9_local.run(jobs, settings, steps=steps, pairs=pairs, device=args.device, threads=args.threads,
+                              workers=args.jobs, corpus_path=args.corpus)
+    return 1 if failed else 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="gaugelab", description=__doc__)
     sub = top.add_subparsers(dest="command", required=True)
@@ -138,6 +160,26 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--config", help="YAML config (default: the paper's protocol)")
     t.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     t.set_defaults(func=_twins)
+    g = sub.add_parser("table9", help="Table 9's float64 pairs without Snakemake, several at a time (a GPU box)",
+                       description="Writes each record where the workflow's table9_full job (or, with --step1, "
+                                   "table9_step1) writes it, under --root; `snakemake table9` there tabulates them. "
+                                   "Records already present are kept unless --force.")
+    g.add_argument("--model", action="append", choices=["f64-mod47-L2d64h4", "f64-mod97-L4d128h8",
+                                                        "f64-mod97-L6d256h8", "f64-text-L6d256h8"],
+                   help="configuration, repeatable (default: the config's table9.configs), run in this order")
+    g.add_argument("--optimizer", action="append", choices=["adam", "sgd", "scalar_adam", "muon"],
+                   help="only these optimizers' pairs, repeatable")
+    g.add_argument("--twin", action="append", choices=["gauge", "identity", "noise"], help="only these twins, repeatable")
+    g.add_argument("--step1", action="store_true", help="the step-1 subset (one bundle per configuration) instead")
+    g.add_argument("--steps", type=int, help="steps per pair (default: the configuration's)")
+    g.add_argument("--jobs", type=int, default=1, help="pairs side by side, one process each (default 1)")
+    g.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    g.add_argument("--threads", type=int, default=1, help="torch threads per process (default 1)")
+    g.add_argument("--corpus", help="tiny-Shakespeare input.txt (checked against its sha256), for the char-LM")
+    g.add_argument("--root", default=".", help="the workflow folder the records go under (default .)")
+    g.add_argument("--force", action="store_true", help="rerun pairs whose record exists")
+    g.add_argument("--config", help="YAML config (default: the paper's protocol)")
+    g.set_defaults(func=_table9)
     return top
 
 

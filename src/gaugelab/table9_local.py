@@ -1,0 +1,78 @@
+"""Table 9's float64 pairs on one machine, several at a time, without Snakemake (``gaugelab table9``).
+
+For a GPU workstation with no cluster: the small float64 models leave a GPU mostly idle, so a
+few pairs side by side, each in its own process (its own CUDA context and deterministic
+kernels), finish sooner than one after another. Each pair gives the record the workflow's
+``table9_full`` job gives (the same :func:`suite64.train_pair`), written where that job writes it,
+so ``snakemake table9`` run in the same folder tabulates it; ``--step1`` writes the step-1
+bundles of ``table9_step1`` instead.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from pathlib import Path
+
+from . import runtime
+
+
+def plan(models: list[str], pairs: list, *, step1: bool, root: Path, force: bool) -> list[tuple]:
+    """The jobs still to run, as (model, pair or None for a step-1 bundle, output path)."""
+    from . import suite64
+
+    jobs = []
+    for model in models:
+        if step1:
+            jobs.append((model, None, root / f"results/runs/table9_step1/{model}.json"))
+        else:
+            jobs += [(model, pair, root / suite64.full_run_path(model, pair)) for pair in pairs]
+    return [job for job in jobs if force or not job[2].exists()]
+
+
+def run_job(model: str, pair, output: Path, settings: dict, *, steps: int | None, pairs: list,
+            device: str, threads: int, corpus_path: str | None) -> str:
+    """One job in a fresh process: configure torch, train, write the record; return a summary line."""
+    from . import records, suite64
+
+    dev = suite64.configure(threads, device)
+    cfg = suite64.config(model)
+    task = suite64.make_task(cfg, corpus_path if suite64.is_text(cfg) else None, dev)
+    dtype = runtime.resolve_dtype(settings["dtype"])
+    output.parent.mkdir(parents=True, exist_ok=True)
+    if pair is None:
+        recs = suite64.step1_subset(cfg, task, pairs, settings, dtype=dtype, device=dev, log=lambda line: None)
+        suite64.write_bundle(output, recs)
+        return f"{model} step-1 subset: {len(recs)} pairs, {sum(r['wall_s'] for r in recs):.1f} s on {dev}"
+    rec = suite64.train_pair(pair, cfg, task, settings, steps=steps, dtype=dtype, device=dev)
+    records.write_json(output, rec)
+    return (f"{model} {pair}: {rec['status']}, drift step 1 {rec['curve'][1][1]:.3e}, "
+            f"final {rec['curve'][-1][1]:.3e}, {rec['wall_s']:.1f} s on {dev}")
+
+
+def run(jobs: list[tuple], settings: dict, *, steps: dict, pairs: list, device: str, threads: int,
+        workers: int, corpus_path: str | None, log=print) -> int:
+    """Run ``jobs`` in ``workers`` spawned processes, in order, logging each as it ends; return the
+    number that failed (a failed job leaves no record and does not stop the others)."""
+    failed, start = 0, time.perf_counter()
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", runtime.CUBLAS_SETTING)  # the workers start with it
+    context = multiprocessing.get_context("spawn")  # no CUDA state inherited through fork
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        pending = {pool.submit(run_job, model, pair, output, settings, steps=steps.get(model), pairs=pairs,
+                               device=device, threads=threads, corpus_path=corpus_path): output
+                   for model, pair, output in jobs}
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                output = pending.pop(future)
+                try:
+                    line = future.result()
+                except Exception as exc:  # noqa: BLE001 - reported, and the other jobs go on
+                    failed += 1
+                    line = f"FAILED {output}: {type(exc).__name__}: {exc}"
+                log(f"[{time.perf_counter() - start:7.1f} s] {line}")
+                sys.stdout.flush()
+    return failed

@@ -164,7 +164,6 @@ def test_an_identity_twin_that_moves_fails_the_job():
         suite64.check_identity(twins.Pair.of("adam", "identity", 42), base, moved, [0, 0.0, 0.0, 0.0])
 
 
-
 def test_the_table9_command_writes_the_workflows_records_from_worker_processes(tmp_path, small, capsys):
     """`gaugelab table9` (a GPU box without Snakemake): records where table9_full and table9_step1
     put them, bit-identical to the same pair trained in this process; existing records are kept."""
@@ -187,6 +186,7 @@ def test_the_table9_command_writes_the_workflows_records_from_worker_processes(t
     assert cli.main([*argv, "--steps", "2"]) == 0 and "0 job(s)" in capsys.readouterr().out  # kept
     with pytest.raises(SystemExit, match="needs --corpus"):
         cli.main(["table9", "--model", suite64.TEXT, "--root", str(tmp_path)])
+    assert cli.TABLE9_CONFIGS == list(suite64.STEPS)  # the command's choices, the suite's configurations
 
 
 # --- the larger configurations (slow: one Adam gauge pair each, tens of seconds on one core) -------

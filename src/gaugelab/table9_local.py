@@ -17,13 +17,11 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
-from . import runtime
+from . import records, runtime, suite64
 
 
 def plan(models: list[str], pairs: list, *, step1: bool, root: Path, force: bool) -> list[tuple]:
     """The jobs still to run, as (model, pair or None for a step-1 bundle, output path)."""
-    from . import suite64
-
     jobs = []
     for model in models:
         if step1:
@@ -36,8 +34,6 @@ def plan(models: list[str], pairs: list, *, step1: bool, root: Path, force: bool
 def run_job(model: str, pair, output: Path, settings: dict, *, steps: int | None, pairs: list,
             device: str, threads: int, corpus_path: str | None) -> str:
     """One job in a fresh process: configure torch, train, write the record; return a summary line."""
-    from . import records, suite64
-
     dev = suite64.configure(threads, device)
     cfg = suite64.config(model)
     task = suite64.make_task(cfg, corpus_path if suite64.is_text(cfg) else None, dev)

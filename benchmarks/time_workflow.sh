@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # Time the default workflow end to end from nothing: a fresh clone of REV (default HEAD) in a
-# temporary folder, `snakemake --cores 2` on the given target (default: everything); then each
-# job's own wall time from its Snakemake benchmark file.
-#   benchmarks/time_workflow.sh [REV] [TARGET]
+# temporary folder, `snakemake --cores 2` on the given target (default: everything), with any
+# further arguments passed to Snakemake; then each job's own wall time from its benchmark file.
+#   benchmarks/time_workflow.sh [REV] [TARGET] [SNAKEMAKE ARGS...]
+#   benchmarks/time_workflow.sh HEAD all --config data='{"tinyshakespeare": {"path": "/abs/input.txt"}}'
 set -euo pipefail
 rev=${1:-HEAD}
 target=${2:-all}
+shift $(( $# < 2 ? $# : 2 ))
 repo=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 work=$(mktemp -d)
 git clone -q "$repo" "$work/repo"
 git -C "$work/repo" checkout -q "$rev"
 cd "$work/repo"
 SECONDS=0
-snakemake --cores 2 "$target" > "$work/snakemake.log" 2>&1
+snakemake --cores 2 "$target" "$@" > "$work/snakemake.log" 2>&1
 echo "$(git rev-parse --short HEAD) $target: ${SECONDS} s wall (log: $work/snakemake.log)"
 # Where the time went: each job's own wall time, from its Snakemake benchmark file (revisions
 # before the jobs had them print nothing here).

@@ -30,7 +30,7 @@ rule table9_step1:
     input:
         T9_CORPUS,
     output:
-        "results/runs/table9_step1/{model}.json",
+        gaugelab_suite64.step1_path("{model}"),
     log:
         "logs/table9/step1/{model}.log",
     benchmark:
@@ -79,7 +79,7 @@ rule table9:
     message:
         "Table 9: float64 twins (step-1 columns always, full columns where full runs exist)"
     input:
-        step1=expand("results/runs/table9_step1/{model}.json", model=T9["configs"]),
+        step1=[gaugelab_suite64.step1_path(model) for model in T9["configs"]],
         full=T9_EXISTING,
     output:
         tex="results/tables/table9.tex",
@@ -104,7 +104,7 @@ rule table9_comparison:
     message:
         "Table 9: published versus reproduced"
     input:
-        step1=expand("results/runs/table9_step1/{model}.json", model=T9["configs"]),
+        step1=[gaugelab_suite64.step1_path(model) for model in T9["configs"]],
         full=T9_EXISTING,
     output:
         "results/table9/comparison.csv",

@@ -8,14 +8,12 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # before torch star
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w")
 
-from gaugelab import runtime, suite64  # noqa: E402
+from gaugelab import suite64  # noqa: E402
 
 p = snakemake.params
-device = suite64.configure(snakemake.threads, p.device)
-cfg = suite64.config(snakemake.wildcards.model)
-task = suite64.make_task(cfg, snakemake.input[0] if snakemake.input else None, device)
-recs = suite64.step1_subset(cfg, task, suite64.pairs_of(p.pairs), p.settings,
-                            dtype=runtime.resolve_dtype(p.settings["dtype"]), device=device,
+cfg, task, dtype, device = suite64.setup(snakemake.wildcards.model, p.settings, threads=snakemake.threads,
+                                         device=p.device, corpus_path=snakemake.input[0] if snakemake.input else None)
+recs = suite64.step1_subset(cfg, task, suite64.pairs_of(p.pairs), p.settings, dtype=dtype, device=device,
                             log=lambda line: print(line, flush=True))
 suite64.write_bundle(snakemake.output[0], recs)
 print(f"{cfg.name}: {len(recs)} pairs, {sum(r['wall_s'] for r in recs):.1f} s")

@@ -180,7 +180,7 @@ def test_the_table9_command_writes_the_workflows_records_from_worker_processes(t
     alone = suite64.train_pair(noise, cfg, suite64.make_task(cfg), SETTINGS, steps=2)
     assert rec["curve"] == alone["curve"] and rec["curve"][:2] == small[("adam", "noise", 1e-5)]["curve"]
     assert cli.main([*argv, "--step1"]) == 0
-    bundle = suite64.read_bundle(tmp_path / f"results/runs/table9_step1/{model}.json")
+    bundle = suite64.read_bundle(tmp_path / suite64.step1_path(model))
     assert [r["curve"] for r in bundle if r["sigma"] == 1e-5] == [small[("adam", "noise", 1e-5)]["curve"]]
     capsys.readouterr()
     assert cli.main([*argv, "--steps", "2"]) == 0 and "0 job(s)" in capsys.readouterr().out  # kept

@@ -390,6 +390,11 @@ def full_run_path(model: str, pair: Pair) -> str:
     return f"results/runs/table9/{model}/{pair.optimizer}/{pair.variant}/init{pair.init_seed}_seed{pair.twin_seed}.json"
 
 
+def step1_path(model: str) -> str:
+    """results/runs/table9_step1/<model>.json: the step-1 bundle of one configuration."""
+    return f"results/runs/table9_step1/{model}.json"
+
+
 def full_run_paths(models: list[str], pairs: list[Pair]) -> list[str]:
     return [full_run_path(model, pair) for model in models for pair in pairs]
 
@@ -418,3 +423,13 @@ def read_bundle(path: str | Path) -> list[dict]:
 def configure(threads: int | None, device: str) -> torch.device:
     """The deterministic settings, in one place (runtime.configure; CUBLAS checked on CUDA)."""
     return runtime.configure(threads=threads, device=device, deterministic=True)
+
+
+def setup(model: str, settings: dict, *, threads: int | None, device: str,
+          corpus_path: str | Path | None) -> tuple[ModelConfig, Task, torch.dtype, torch.device]:
+    """What a Table 9 job starts with (the workflow's scripts, ``gaugelab table9``): torch
+    configured, the configuration, its task on the device (the corpus read for the char-LM only),
+    the model dtype."""
+    dev = configure(threads, device)
+    cfg = config(model)
+    return cfg, make_task(cfg, corpus_path if is_text(cfg) else None, dev), runtime.resolve_dtype(settings["dtype"]), dev

@@ -25,7 +25,7 @@ def plan(models: list[str], pairs: list, *, step1: bool, root: Path, force: bool
     jobs = []
     for model in models:
         if step1:
-            jobs.append((model, None, root / f"results/runs/table9_step1/{model}.json"))
+            jobs.append((model, None, root / suite64.step1_path(model)))
         else:
             jobs += [(model, pair, root / suite64.full_run_path(model, pair)) for pair in pairs]
     return [job for job in jobs if force or not job[2].exists()]
@@ -34,10 +34,7 @@ def plan(models: list[str], pairs: list, *, step1: bool, root: Path, force: bool
 def run_job(model: str, pair, output: Path, settings: dict, *, steps: int | None, pairs: list,
             device: str, threads: int, corpus_path: str | None) -> str:
     """One job in a fresh process: configure torch, train, write the record; return a summary line."""
-    dev = suite64.configure(threads, device)
-    cfg = suite64.config(model)
-    task = suite64.make_task(cfg, corpus_path if suite64.is_text(cfg) else None, dev)
-    dtype = runtime.resolve_dtype(settings["dtype"])
+    cfg, task, dtype, dev = suite64.setup(model, settings, threads=threads, device=device, corpus_path=corpus_path)
     output.parent.mkdir(parents=True, exist_ok=True)
     if pair is None:
         recs = suite64.step1_subset(cfg, task, pairs, settings, dtype=dtype, device=dev, log=lambda line: None)

@@ -25,7 +25,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import torch
 
-from gaugelab import config, runner, sensing
+from gaugelab import config, runner, runtime, sensing
 
 CHAOTIC = {"signum", "rmsprop"}  # spec §19: their cells move by ~1e-2 under round-off
 
@@ -151,7 +151,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=0,
                     help="also time the engine in this many worker processes, one shard each (default: not)")
     args = ap.parse_args()
-    torch.set_num_threads(args.threads)
+    runtime.set_threads(args.threads)
     cfg = config.load()
     exp = dict(cfg["zoo"], **({"budget": args.budget} if args.budget else {}))
     grids = {m: g for m, g in exp["grids"].items() if not args.methods or m in args.methods}

@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gaugelab import config, optim, tasks, transformer, twins
+from gaugelab import config, optim, runtime, tasks, transformer, twins
 
 CFG = transformer.CPU_MOD47
 
@@ -118,7 +118,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--block", type=int, default=20, help="steps per alternating block")
     args = ap.parse_args()
-    torch.set_num_threads(1)
+    runtime.set_threads(1)
     torch.use_deterministic_algorithms(True)
     settings = config.load()["twins"]
     split = tasks.modular_addition(settings["P"], settings["data_seed"], settings["train_fraction"])

@@ -10,6 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gaugelab import runtime
+
+# The suite runs under the numerics contract, as every job does: checked, and MKL kept on one
+# thread in this process (runtime.configure).
+runtime.configure()
+
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "tests" / "config" / "smoke.yaml"
 SLURM_PROFILE = ROOT / "profiles" / "slurm"

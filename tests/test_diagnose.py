@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from gaugelab import cli, diagnose, optim
+from gaugelab import cli, diagnose, optim, runtime
 
 STEPS = 20  # enough for every verdict but "chaotic", which needs its chaos to saturate
 
@@ -24,7 +24,7 @@ def restore_torch_state():
     """diagnose() goes through runtime.configure (one thread, deterministic algorithms)."""
     threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
     yield
-    torch.set_num_threads(threads)
+    runtime.set_threads(threads)
     torch.use_deterministic_algorithms(deterministic)
 
 

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from gaugelab import optim, sensing
+from gaugelab import optim, runtime, sensing
 
 
 def small(seed=0, n=6, rank=2, per_dof=2.0):
@@ -37,27 +37,30 @@ def test_loss_is_a_mean_without_half_and_matches_the_closed_form_gradient():
     assert torch.allclose(gu[0], e @ v[0].detach()) and torch.allclose(gv[0], e.T @ u[0].detach())
 
 
+@pytest.mark.parametrize("shape", [(40, 3), (60, 5), (8, 2)])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_padded_blocks_give_every_row_the_bits_it_has_alone(threads):
-    """What sensing.padded_rows relies on, on the zoo's product shapes (both directions): in a
-    block padded by the rule, each run's row equals that row alone in a block of GEMM_ROWS on
-    one thread, whatever the count; so records do not depend on the batch or the threads."""
-    a = sensing.make_instance(40, 3, 462, 42).A
+def test_padded_blocks_give_every_row_the_bits_it_has_alone(threads, shape):
+    """What sensing.padded_rows relies on, on the testbeds' product shapes (both directions),
+    under the numerics contract: in a block padded by the rule, each run's row equals that row
+    alone in a block of GEMM_MIN_ROWS on one thread, whatever the count; so records do not depend
+    on the batch or the threads, on any x86-64 CPU."""
+    n, rank = shape
+    a = sensing.make_instance(n, rank, sensing.measurements(n, rank, 2.0), 42).A
     g = torch.Generator().manual_seed(8)
     before = torch.get_num_threads()
     try:
         for product in (a.mT[None], a[None]):
             x = torch.randn(40, product.shape[1], generator=g) * 1e-2
-            torch.set_num_threads(1)
-            alone = torch.cat([torch.bmm(torch.cat([x[i : i + 1], x.new_zeros(sensing.GEMM_ROWS - 1, x.shape[1])])[None],
-                                         product)[0, :1] for i in range(len(x))])
-            torch.set_num_threads(threads)
+            runtime.set_threads(1)
+            pad = x.new_zeros(sensing.GEMM_MIN_ROWS - 1, x.shape[1])
+            alone = torch.cat([torch.bmm(torch.cat([x[i : i + 1], pad])[None], product)[0, :1] for i in range(len(x))])
+            runtime.set_threads(threads)
             for count in range(1, len(x) + 1):
                 rows = sensing.padded_rows(count)
                 block = torch.cat([x[:count], x.new_zeros(rows - count, x.shape[1])])
                 assert torch.equal(torch.bmm(block[None], product)[0, :count], alone[:count]), (threads, count)
     finally:
-        torch.set_num_threads(before)
+        runtime.set_threads(before)
 
 
 @pytest.mark.parametrize("separate", [False, True])

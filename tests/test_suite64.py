@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gaugelab import cli, published, records, suite64, table9, transformer, twins
+from gaugelab import cli, published, records, runtime, suite64, table9, transformer, twins
 from gaugelab.config import load
 from test_corpus import SHARED, needs_corpus
 
@@ -19,10 +19,10 @@ PARAMS = {"f64-mod47-L2d64h4": 104_896, "f64-mod97-L4d128h8": 812_928, "f64-mod9
 @pytest.fixture(autouse=True)
 def one_thread():
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+    runtime.set_threads(1)
     torch.use_deterministic_algorithms(True)
     yield
-    torch.set_num_threads(threads)
+    runtime.set_threads(threads)
 
 
 def pairs(*specs):
@@ -106,7 +106,7 @@ def test_text_model_is_causal_and_reads_out_every_position():
 def small():
     """2L/d64: Adam's gauge, identity and largest-σ noise twins, and the three equivariant gauge twins."""
     with torch.random.fork_rng():
-        torch.set_num_threads(1)
+        runtime.set_threads(1)
         return subset("f64-mod47-L2d64h4", ("adam", "gauge", 42, 777), ("adam", "identity", 42),
                       ("adam", "noise", 42, None, 1e-5), ("sgd", "gauge", 42, 777),
                       ("scalar_adam", "gauge", 42, 777), ("muon", "gauge", 42, 777))

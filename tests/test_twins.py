@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from gaugelab import compare, config, optim, published, records, tasks, transformer, twins
+from gaugelab import compare, config, optim, published, records, runtime, tasks, transformer, twins
 from gaugelab import twin_summary as ts
 from gaugelab.transformer import CPU_MOD47 as CFG
 
@@ -16,9 +16,9 @@ from gaugelab.transformer import CPU_MOD47 as CFG
 @pytest.fixture(autouse=True)
 def one_thread():
     previous = torch.get_num_threads()
-    torch.set_num_threads(1)
+    runtime.set_threads(1)
     yield
-    torch.set_num_threads(previous)
+    runtime.set_threads(previous)
 
 
 def settings(**over):

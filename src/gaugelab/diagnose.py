@@ -187,7 +187,7 @@ class SensingTestbed:
     def __post_init__(self):
         exp = {"n": self.n, "rank": self.rank, "width": self.width,
                "measurements_per_dof": self.measurements_per_dof, "init": self.init}
-        dtype_name = {v: k for k, v in runtime.DTYPES.items()}[self.dtype]
+        dtype_name = str(self.dtype).removeprefix("torch.")
         self.inst, u0, v0 = runner.prepare(exp, self.seed, dtype_name, torch.device("cpu"))
         self._initial = [u0, v0]
 

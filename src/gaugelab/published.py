@@ -102,7 +102,7 @@ def controls() -> list[Value]:
 # model (attention.md §12.1-12.2, issue 7). Two significant digits is half a unit of the second
 # digit; values at float32 round-off level are held to their order of magnitude only.
 SECTION6: list[Value] = [
-    Value("Table 3", "Adam gauge", "drift_0", 1.8e-7, 5e-9, "1.8e-7"),                             # C1
+    Value("Table 3", "Adam gauge", "drift_0", 1.8e-7, 1.0, "1.8e-7", "decades"),                   # C1
     Value("Table 3", "Adam gauge", "drift_1", 3.6e-3, 5e-5, "3.6e-3"),                             # C2
     Value("Table 3", "Adam noise 1e-7", "drift_0", 2.6e-7, 1.0, "2.6e-7", "decades"),              # C3
     Value("Table 3", "Adam noise 1e-7", "drift_1", 2.9e-7, 1.0, "2.9e-7", "decades"),              # C4

@@ -1,22 +1,139 @@
-"""The one place that sets global torch state: dtype, device, threads, determinism.
+"""The one place that sets global numeric state: the numerics contract, dtype, device, threads,
+determinism.
 
-Every run goes through :func:`configure`, and its record carries :func:`environment`.
+The contract makes a run's bits the same on every x86-64 machine with AVX2, Intel or AMD, at any
+thread count. It has two halves, both read once, when the library first needs them, so
+:func:`apply_contract` (run by ``import gaugelab``, before any torch arithmetic) puts them in the
+environment, where jobs, workers and the CLI inherit them:
+
+- MKL's conditional numerical reproducibility, branch COMPATIBLE (strict asked for too). It is
+  the only branch MKL supports on non-Intel CPUs: on an AMD EPYC, ``MKL_CBWR=AVX2`` silently falls
+  back to AUTO and ``mkl_cbwr_set(AVX2)`` returns "unsupported branch" (measured). Strict mode does
+  not cover this branch (a GEMM split over two threads rounds differently, measured), so
+  :func:`configure` also keeps MKL on one thread in the calling thread; torch still parallelises
+  over batches and elements, where MKL runs sequentially in each worker anyway.
+- ATen's CPU kernels at the AVX2 level: without it ATen picks AVX-512 where the CPU has it, and
+  vector width changes the order of every reduction.
+
+Every run goes through :func:`configure`, which reads both modes back from the libraries and
+refuses to run when they are not in effect. ``GAUGELAB_NUMERICS=native`` opts out (the machine's
+fastest kernels, bits not portable); records say which mode made them (:func:`environment`).
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import platform
-import sys
+import re
+from functools import cache
+from pathlib import Path
 
-import torch
-
-DTYPES = {"float32": torch.float32, "float64": torch.float64}
+MODE_VARIABLE = "GAUGELAB_NUMERICS"
+PORTABLE, NATIVE = "x86-portable", "native"
+MKL_MODE = "COMPATIBLE,STRICT"
+ISA = "AVX2"
 CUBLAS_SETTING = ":4096:8"
+# What the contract exports, each read by its library when it first starts.
+CONTRACT_ENV = {
+    "MKL_CBWR": MKL_MODE,             # MKL's reproducibility mode (mkl_cbwr_get reads it back)
+    "MKL_DYNAMIC": "FALSE",           # MKL may not change its thread count behind our back
+    "ATEN_CPU_CAPABILITY": ISA.lower(),  # ATen's kernel level (torch.backends.cpu reads it back)
+    "CUBLAS_WORKSPACE_CONFIG": CUBLAS_SETTING,  # deterministic cuBLAS, read when CUDA starts
+}
+DTYPES = ("float32", "float64")
+# mkl_service.h: the branch codes mkl_cbwr_get returns, and the strict flag.
+_MKL_BRANCHES = {0: "OFF", 1: "OFF", 2: "AUTO", 3: "COMPATIBLE", 4: "SSE2", 6: "SSSE3", 7: "SSE4_1",
+                 8: "SSE4_2", 9: "AVX", 10: "AVX2", 11: "AVX512_MIC", 12: "AVX512", 13: "AVX512_MIC_E1",
+                 14: "AVX512_E1"}
+_MKL_STRICT, _MKL_ALL = 0x10000, -1
 
 
-def resolve_device(device: str = "cpu") -> torch.device:
+class NumericsError(RuntimeError):
+    """The numerics contract is asked for but not in effect; the message says what is wrong."""
+
+
+def mode() -> str:
+    """The numerics mode asked for: the contract (default) or ``native`` (opted out)."""
+    value = os.environ.get(MODE_VARIABLE, PORTABLE)
+    if value not in (PORTABLE, NATIVE):
+        raise NumericsError(f"{MODE_VARIABLE}={value!r}: use {PORTABLE!r} (the default) or {NATIVE!r}")
+    return value
+
+
+def apply_contract() -> None:
+    """Export the contract's settings unless opted out; a value the user set is kept, and
+    :func:`check_numerics` then says that it breaks the contract."""
+    if os.environ.get(MODE_VARIABLE, PORTABLE) == NATIVE:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_SETTING)
+        return
+    for key, value in CONTRACT_ENV.items():
+        os.environ.setdefault(key, value)
+
+
+@cache
+def _mkl(name: str):
+    """One of MKL's C service functions (int -> int), from the library torch links MKL into;
+    None without MKL."""
+    import torch
+
+    if not torch.backends.mkl.is_available():
+        return None
+    lib = ctypes.CDLL(str(Path(torch.__file__).parent / "lib" / "libtorch_cpu.so"))
+    try:
+        function = getattr(lib, name)
+    except AttributeError:
+        return None
+    function.argtypes, function.restype = [ctypes.c_int], ctypes.c_int
+    return function
+
+
+def mkl_mode() -> str | None:
+    """MKL's reproducibility mode as MKL reports it (``COMPATIBLE,STRICT``), None without MKL."""
+    get = _mkl("mkl_serv_cbwr_get")
+    if get is None:
+        return None
+    setting = get(_MKL_ALL)
+    branch = _MKL_BRANCHES.get(setting & 0xFFFF, f"code {setting & 0xFFFF}")
+    return branch + (",STRICT" if setting & _MKL_STRICT else "")
+
+
+def isa() -> str:
+    """The kernel level ATen dispatches to (AVX2, AVX512, DEFAULT, ...)."""
+    import torch
+
+    return torch.backends.cpu.get_cpu_capability()
+
+
+def check_numerics() -> str:
+    """The mode in effect; under the contract, raise :class:`NumericsError` naming what is off."""
+    wanted = mode()
+    if wanted == NATIVE:
+        return NATIVE
+    problems = []
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        problems.append(f"the CPU is {platform.machine()}, not x86-64")
+    got = mkl_mode()
+    if got is None:
+        problems.append("torch has no MKL here")
+    elif got != MKL_MODE:
+        problems.append(f"MKL's reproducibility mode is {got} (MKL_CBWR={os.environ.get('MKL_CBWR')!r}), "
+                        f"not {MKL_MODE}")
+    if isa() != ISA:
+        problems.append(f"ATen's kernels are {isa()} (ATEN_CPU_CAPABILITY="
+                        f"{os.environ.get('ATEN_CPU_CAPABILITY')!r}), not {ISA}")
+    if problems:
+        raise NumericsError(
+            "numerics contract not in effect: " + "; ".join(problems) + ". Unset those variables and "
+            "import gaugelab before running any torch code, or opt out with "
+            f"{MODE_VARIABLE}={NATIVE} (records then say so and are not portable)")
+    return PORTABLE
+
+
+def resolve_device(device: str = "cpu"):
     """``auto`` picks CUDA when present; ``cuda`` without a GPU is an error, not a fallback."""
+    import torch
+
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
@@ -26,21 +143,25 @@ def resolve_device(device: str = "cpu") -> torch.device:
     return torch.device(device)
 
 
-def resolve_dtype(dtype: str) -> torch.dtype:
-    try:
-        return DTYPES[dtype]
-    except KeyError:
-        raise ValueError(f"unknown dtype {dtype!r}; use one of {sorted(DTYPES)}") from None
+def resolve_dtype(dtype: str):
+    import torch
+
+    if dtype not in DTYPES:
+        raise ValueError(f"unknown dtype {dtype!r}; use one of {sorted(DTYPES)}")
+    return getattr(torch, dtype)
 
 
-def configure(threads: int | None = None, device: str = "cpu", deterministic: bool = True) -> torch.device:
-    """Apply thread count and deterministic algorithms; return the resolved device.
+def configure(threads: int | None = None, device: str = "cpu", deterministic: bool = True):
+    """Check the numerics contract, apply thread count and deterministic algorithms; return the
+    resolved device.
 
     On CUDA the cuBLAS workspace setting must already be in the environment (it is read when
-    CUDA initialises), so it is checked here rather than set.
+    CUDA initialises; :func:`apply_contract` puts it there), so it is checked here rather than set.
     """
-    if threads:
-        torch.set_num_threads(int(threads))
+    import torch
+
+    check_numerics()
+    set_threads(threads or torch.get_num_threads())
     dev = resolve_device(device)
     if dev.type == "cuda" and os.environ.get("CUBLAS_WORKSPACE_CONFIG") != CUBLAS_SETTING:
         raise RuntimeError(
@@ -50,17 +171,59 @@ def configure(threads: int | None = None, device: str = "cpu", deterministic: bo
     return dev
 
 
+def set_threads(threads: int) -> None:
+    """torch's thread count; under the contract MKL's calls from this thread stay sequential
+    (torch.set_num_threads alone would hand MKL the same count)."""
+    import torch
+
+    torch.set_num_threads(int(threads))
+    if mode() == PORTABLE:
+        _mkl("mkl_serv_set_num_threads_local")(1)
+
+
 def _use_deterministic_algorithms(mode: bool) -> None:
     """torch.use_deterministic_algorithms, less its import of torch's compiler (0.85 s a job here,
     to set a flag that only torch.compile reads, and nothing here compiles): the same switch."""
+    import sys
+
+    import torch
+
     if "torch._inductor.config" in sys.modules:
         torch.use_deterministic_algorithms(mode)
     else:
         torch._C._set_deterministic_algorithms(mode)
 
 
-def environment(dtype: str, device: torch.device | str) -> dict:
-    """What a record needs to say about where it was computed."""
+@cache
+def cpu() -> dict:
+    """The CPU's vendor and model, as the kernel reports them."""
+    info = {"vendor": platform.processor() or platform.machine(), "model": platform.machine()}
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return info
+    for key, field in (("vendor", "vendor_id"), ("model", "model name")):
+        found = re.search(rf"^{field}\s*:\s*(.+)$", text, re.MULTILINE)
+        if found:
+            info[key] = found[1].strip()
+    return info
+
+
+@cache
+def blas() -> str:
+    """The BLAS torch was built with, as torch reports it."""
+    import torch
+
+    found = re.search(r"Math Kernel Library Version ([\d.]+)", torch.__config__.show())
+    if found:
+        return f"MKL {found[1]}"
+    return "MKL" if torch.backends.mkl.is_available() else "not MKL"
+
+
+def environment(dtype: str, device) -> dict:
+    """What a record needs to say about where it was computed and under which numerics."""
+    import torch
+
     env = {
         "python": platform.python_version(),
         "torch": torch.__version__,
@@ -69,8 +232,12 @@ def environment(dtype: str, device: torch.device | str) -> dict:
         "device": str(device),
         "threads": torch.get_num_threads(),
         "deterministic": torch.are_deterministic_algorithms_enabled(),
+        "numerics": mode(),
+        "cpu": cpu(),
+        "isa": isa(),
+        "blas": blas(),
+        "blas_mode": mkl_mode(),
     }
     if os.environ.get("SLURM_JOB_ID"):
         env["slurm_job_id"] = os.environ["SLURM_JOB_ID"]
     return env
-

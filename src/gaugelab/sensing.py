@@ -63,18 +63,20 @@ def init_factors(n: int, k: int, scale: float, seed: int) -> tuple[Tensor, Tenso
     return u, v
 
 
-GEMM_ROWS = 4  # fewer rows than this round differently from the same rows in a larger block
+GEMM_ROWS = 4  # under the numerics contract, blocks of a multiple of this many rows ...
+GEMM_MIN_ROWS = 8  # ... and at least this many round every row alike
 
 
 def padded_rows(count: int) -> int:
     """The rows a block of ``count`` runs is padded to (with zero rows) so that each run's row
     of the product with A has the bits it has alone. BLAS picks its kernel, and so its rounding,
-    by the number of rows: measured here (tests/test_sensing.py), on one thread every count from
-    GEMM_ROWS on rounds alike; on two threads, multiples of GEMM_ROWS do (and are assumed to on
-    more)."""
+    by the number of rows: under the numerics contract (MKL's COMPATIBLE branch, strict; see
+    :mod:`gaugelab.runtime`), every block of GEMM_MIN_ROWS or more rows, a multiple of GEMM_ROWS,
+    rounds each row alike at any thread count (measured on the testbeds' shapes and tested,
+    tests/test_sensing.py)."""
     if count == 0:
         return 0
-    return max(count, GEMM_ROWS) if torch.get_num_threads() == 1 else count + (-count % GEMM_ROWS)
+    return max(GEMM_MIN_ROWS, count + (-count % GEMM_ROWS))
 
 
 @dataclass(frozen=True)

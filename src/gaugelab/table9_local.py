@@ -11,7 +11,6 @@ bundles of ``table9_step1`` instead.
 from __future__ import annotations
 
 import multiprocessing
-import os
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -51,7 +50,6 @@ def run(jobs: list[tuple], settings: dict, *, steps: dict, pairs: list, device: 
     """Run ``jobs`` in ``workers`` spawned processes, in order, logging each as it ends; return the
     number that failed (a failed job leaves no record and does not stop the others)."""
     failed, start = 0, time.perf_counter()
-    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", runtime.CUBLAS_SETTING)  # the workers start with it
     context = multiprocessing.get_context("spawn")  # no CUDA state inherited through fork
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         pending = {pool.submit(run_job, model, pair, output, settings, steps=steps.get(model), pairs=pairs,

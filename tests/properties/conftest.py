@@ -18,6 +18,8 @@ try:  # the package may not be installed in the environment that runs the suite
 except ImportError:  # pragma: no cover
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
+from gaugelab import runtime  # noqa: E402
+
 from . import harness  # noqa: E402
 
 
@@ -36,11 +38,11 @@ def single_thread():
     """Every tensor here is tiny: intra-op threads only add synchronisation, and on a loaded
     machine (other jobs on the other core) two spinning threads made the suite ~40x slower."""
     previous = torch.get_num_threads()
-    torch.set_num_threads(1)
+    runtime.set_threads(1)
     try:
         yield
     finally:
-        torch.set_num_threads(previous)
+        runtime.set_threads(previous)
 
 
 @pytest.fixture

@@ -99,6 +99,13 @@ def twin_runs(*set_names):
     return [twin_run_path(pair) for pair in gaugelab_twin_summary.unique_pairs(chosen)]
 
 
+def comparison_records():
+    """Every record the default target's comparison rests on (the numerics table reads them)."""
+    paths = [p for e in SENSING_EXPERIMENTS for p in experiment_runs(e)] + sensitivity_bundles("zoo")
+    paths += dial_runs() + twin_runs()
+    return paths + [gaugelab_suite64.step1_path(model) for model in config["table9"]["configs"]]
+
+
 def set_aside_invalid_records():
     """A record or bundle cut short or malformed is renamed *.invalid and every derived product
     (summaries, tables, figures, comparison; all cheap) is removed, so nothing built on the bad

@@ -20,11 +20,27 @@ rule zoo_comparison:
         "../scripts/compare_zoo.py"
 
 
+rule numerics:
+    message:
+        "Which machines and numerics mode made the records"
+    input:
+        records=lambda wildcards: comparison_records(),
+    output:
+        "results/paper/numerics.csv",
+    log:
+        "logs/paper/numerics.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    script:
+        "../scripts/numerics.py"
+
+
 rule comparison:
     message:
         "Every published number beside the reproduced one"
     input:
         parts=lambda wildcards: COMPARISON_PARTS,
+        numerics="results/paper/numerics.csv",
     output:
         csv="results/paper/comparison.csv",
         html=report(

@@ -14,6 +14,7 @@ comparison = pd.concat([pd.read_csv(path, keep_default_na=False, na_values=[""],
                        ignore_index=True)
 comparison["note"] = comparison["note"].fillna("")
 comparison.to_csv(snakemake.output.csv, index=False)
-Path(snakemake.output.html).write_text(tables.comparison_html(comparison))
+numerics = pd.read_csv(snakemake.input.numerics)
+Path(snakemake.output.html).write_text(tables.comparison_html(comparison, numerics))
 Path(snakemake.output.macros).write_text(compare.macros(comparison))
 print(comparison["verdict"].value_counts().to_string())

@@ -1,7 +1,14 @@
-"""The one place that sets global torch state (gaugelab.runtime)."""
+"""The one place that sets global numeric state (gaugelab.runtime): the numerics contract, read
+back from the libraries, in every way the engine starts."""
 
+import json
+import os
 import subprocess
 import sys
+
+import pytest
+
+from gaugelab import runtime
 
 CHECK = """
 import sys, torch
@@ -9,8 +16,62 @@ from gaugelab import runtime
 runtime.configure(threads=1)
 print(torch.are_deterministic_algorithms_enabled(), torch.get_num_threads(), "torch._inductor.config" in sys.modules)
 """
+ENVIRONMENT = """
+import json
+from gaugelab import runtime
+runtime.configure(threads=2)
+print(json.dumps(runtime.environment("float32", "cpu")))
+"""
+
+
+def python(code, **env):
+    """Run ``code`` in a fresh interpreter with the contract's variables as the caller sets them."""
+    base = {k: v for k, v in os.environ.items() if k not in (*runtime.CONTRACT_ENV, runtime.MODE_VARIABLE)}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**base, **env})
 
 
 def test_configure_sets_determinism_and_threads_without_importing_the_compiler():
-    out = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["True", "1", "False"]
+    proc = python(CHECK)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "1", "False"]
+
+
+def test_the_suite_runs_under_the_contract():
+    """conftest imports gaugelab first: the libraries report the contract's modes."""
+    assert runtime.check_numerics() == runtime.PORTABLE
+    assert (runtime.mkl_mode(), runtime.isa()) == (runtime.MKL_MODE, runtime.ISA)
+
+
+def test_import_gaugelab_puts_the_contract_in_effect_and_records_say_so():
+    proc = python(ENVIRONMENT)
+    assert proc.returncode == 0, proc.stderr
+    env = json.loads(proc.stdout)
+    assert env["numerics"] == "x86-portable" and env["blas_mode"] == "COMPATIBLE,STRICT" and env["isa"] == "AVX2"
+    assert env["threads"] == 2 and env["blas"].startswith("MKL ")
+    assert env["cpu"]["vendor"] and env["cpu"]["model"]
+
+
+@pytest.mark.parametrize("variable, value, named", [
+    ("MKL_CBWR", "AVX2", "MKL's reproducibility mode is AUTO"),   # unsupported off Intel: MKL falls back
+    ("MKL_CBWR", "AUTO", "MKL's reproducibility mode is AUTO"),
+    ("ATEN_CPU_CAPABILITY", "default", "ATen's kernels are DEFAULT"),
+    ("GAUGELAB_NUMERICS", "fast", "GAUGELAB_NUMERICS='fast'"),
+])
+def test_a_job_refuses_to_run_when_the_contract_is_not_in_effect(variable, value, named):
+    if variable == "MKL_CBWR" and value == "AVX2" and runtime.cpu()["vendor"] == "GenuineIntel":
+        pytest.skip("on an Intel CPU MKL accepts the AVX2 branch")
+    proc = python(ENVIRONMENT, **{variable: value})
+    assert proc.returncode != 0 and named in proc.stderr.splitlines()[-1], proc.stderr[-2000:]
+
+
+def test_torch_arithmetic_before_gaugelab_is_refused():
+    """The libraries fix their modes at their first call: too late for the contract."""
+    proc = python("import torch; torch.randn(64, 64) @ torch.randn(64, 64); torch.randn(99).sum()\n" + ENVIRONMENT)
+    last = proc.stderr.splitlines()[-1]
+    assert proc.returncode != 0 and "numerics contract not in effect" in last and "import gaugelab before" in last
+
+
+def test_opting_out_is_explicit_and_recorded():
+    proc = python(ENVIRONMENT, GAUGELAB_NUMERICS="native")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["numerics"] == "native"

@@ -184,3 +184,59 @@ def read_twin(path: str | Path) -> dict:
     record["curve"] = [[_from_json(x) for x in point] for point in record["curve"]]
     record["per_head_final"] = [_from_json(x) for x in record["per_head_final"]]
     return record
+
+
+# --- numerics provenance (gaugelab.runtime's contract) -------------------------------------------
+
+NUMERICS_FIELDS = ("numerics", "isa", "blas", "blas_mode")
+
+
+def numerics(record: dict) -> tuple:
+    """The numerics mode a record was made under, as its environment states it (a record made
+    before the contract existed states none: ``unstated``)."""
+    env = record.get("environment", record.get("env", {}))
+    return tuple(env.get(field, "unstated") for field in NUMERICS_FIELDS)
+
+
+def describe(mode: tuple) -> str:
+    numerics_, isa, blas, blas_mode = mode
+    return f"{numerics_} (ATen {isa}, {blas} {blas_mode})"
+
+
+def _label(record: dict) -> str:
+    keys = ("experiment", "method", "lr", "seed") if "method" in record else ("config", "optimizer", "twin",
+                                                                             "init_seed", "twin_seed")
+    return " ".join(f"{k}={record.get(k)}" for k in keys)
+
+
+def one_numerics(recs: list[dict], where: str) -> tuple:
+    """The one numerics mode of ``recs``; records made under different modes are never mixed
+    into one summary: :class:`RecordError` names each mode, its count and one of its records."""
+    modes: dict[tuple, list[dict]] = {}
+    for record in recs:
+        modes.setdefault(numerics(record), []).append(record)
+    if len(modes) > 1:
+        raise RecordError(f"{where}: records made under different numerics modes: " + "; ".join(
+            f"{describe(mode)}: {len(group)} (e.g. {_label(group[0])})" for mode, group in modes.items()))
+    return next(iter(modes), ("unstated",) * len(NUMERICS_FIELDS))
+
+
+def numerics_table(paths: list[str | Path]):
+    """One row per family of records (``results/runs/<family>/...``): how many, the numerics mode
+    and the CPUs that made them. Records of two modes fail here, before the comparison."""
+    import pandas as pd
+
+    families: dict[str, list[dict]] = {}
+    for path in map(Path, paths):
+        payload = _load_object(path)
+        family = path.parts[path.parts.index("runs") + 1] if "runs" in path.parts else path.parent.name
+        families.setdefault(family, []).extend(payload["records"] if "records" in payload else [payload])
+    one_numerics([r for recs in families.values() for r in recs], "the comparison's records")
+    rows = []
+    for family, recs in families.items():
+        mode = numerics(recs[0])
+        cpus = sorted({str(r.get("environment", r.get("env", {})).get("cpu", {}).get("model", "unstated"))
+                       for r in recs})
+        rows.append({"family": family, "records": len(recs), **dict(zip(NUMERICS_FIELDS, mode)),
+                     "cpu": "; ".join(cpus)})
+    return pd.DataFrame(rows, columns=["family", "records", *NUMERICS_FIELDS, "cpu"])

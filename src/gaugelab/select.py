@@ -7,6 +7,8 @@ import math
 
 import pandas as pd
 
+from . import records
+
 # The a-priori class of each registered method (optim.Rule.equivariant), spelled out so the
 # summary, comparison and table jobs start without importing torch; tests/test_optim_steps.py
 # checks it against the registry.
@@ -16,7 +18,9 @@ CELL = ["method", "lr"]
 
 
 def frame(recs: list[dict]) -> pd.DataFrame:
-    """One row per run with the fields selection needs."""
+    """One row per run with the fields selection needs; runs made under different numerics
+    modes are refused (records.one_numerics)."""
+    records.one_numerics(recs, "runs of one summary")
     cols = ["experiment", "method", "lr", "seed", "perturbation", "status", "steps",
             "train", "rec", "erank", "nuc", "bal"]
     return pd.DataFrame([{c: r[c] for c in cols} for r in recs], columns=cols)

@@ -118,7 +118,16 @@ def _num(value, quantity: str) -> str:
     return f"{value:.4f}"
 
 
-def comparison_html(comparison: pd.DataFrame) -> str:
+def provenance(numerics: pd.DataFrame) -> str:
+    """One sentence: how many records, under which numerics mode, on which CPUs
+    (records.numerics_table's rows)."""
+    first = numerics.iloc[0]
+    cpus = sorted({c for cell in numerics["cpu"] for c in str(cell).split("; ")})
+    return (f"{int(numerics['records'].sum())} records, made under {first['numerics']} numerics "
+            f"(ATen {first['isa']}, {first['blas']} {first['blas_mode']}) on {', '.join(cpus)}")
+
+
+def comparison_html(comparison: pd.DataFrame, numerics: pd.DataFrame | None = None) -> str:
     classes = {"exact": "exact", "within measured sensitivity": "within", "differs": "differs"}
     rows, row_classes = [], []
     for _, r in comparison.iterrows():
@@ -130,6 +139,8 @@ def comparison_html(comparison: pd.DataFrame) -> str:
         row_classes.append(classes[r["verdict"]])
     counts = comparison["verdict"].value_counts()
     caption = ", ".join(f"{counts.get(v, 0)} {v}" for v in classes)
+    if numerics is not None and len(numerics):
+        caption += f". {provenance(numerics)}"
     return _html_table(["Source", "Row", "Quantity", "Published", "Reproduced", "At", "Tolerance",
                         "Sensitivity", "Verdict", "Note"], rows, caption, row_classes)
 

@@ -10,6 +10,7 @@ import math
 
 import pandas as pd
 
+from . import records
 from .twins import OPTIMIZERS, TWINS, Pair
 
 KEY = ["optimizer", "twin", "init_seed", "twin_seed", "sigma"]
@@ -37,7 +38,9 @@ def unique_pairs(sets: dict[str, list[Pair]]) -> list[Pair]:
 
 def frame(recs: list[dict], sets: dict[str, list[Pair]]) -> pd.DataFrame:
     """One row per record: the key, the sets it belongs to, status, finals, and drift, QK mean and
-    QK max at every checkpoint (columns ``drift_<s>``, ``qk_mean_<s>``, ``qk_max_<s>``)."""
+    QK max at every checkpoint (columns ``drift_<s>``, ``qk_mean_<s>``, ``qk_max_<s>``).
+    Records made under different numerics modes are refused (records.one_numerics)."""
+    records.one_numerics(recs, "twin records of one summary")
     rows = []
     for r in recs:
         pair = Pair(r["optimizer"], r["twin"], r["init_seed"], r["twin_seed"], float(r["sigma"]))

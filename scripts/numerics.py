@@ -1,0 +1,13 @@
+"""Which machines and which numerics mode made the records behind the comparison: one row per
+family; records of different modes are refused (records.one_numerics)."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
+sys.stdout = sys.stderr = open(snakemake.log[0], "w")
+
+from gaugelab import records  # noqa: E402
+
+table = records.numerics_table(snakemake.input.records)
+table.to_csv(snakemake.output[0], index=False)
+print(table.to_string())

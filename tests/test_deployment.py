@@ -22,7 +22,7 @@ ENVS = sorted((ROOT / "envs").glob("*.yaml"))
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 PIN = re.compile(r"^([A-Za-z0-9_.\-]+)(\[[^\]]*\])?==([A-Za-z0-9_.+\-]+)$")
 # Exported by every env on activation (envs/*.yaml `variables:`), with the value it must have.
-DETERMINISM = {"CUBLAS_WORKSPACE_CONFIG": runtime.CUBLAS_SETTING, "PYTHONHASHSEED": "0",
+DETERMINISM = {**runtime.CONTRACT_ENV, "PYTHONHASHSEED": "0",
                "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 

@@ -211,33 +211,37 @@ def test_deal_cuts_by_seed_with_every_method_in_each_job():
     assert [len(p) for p in runner.deal(cells, 4, seed=lambda c: c[2], method=lambda c: c[0])] == [5, 5, 4, 4]
 
 
+SHARDED_RUN = """
+import json, sys
+from gaugelab import config, runner
+shards, threads = map(int, sys.argv[1:])
+exp = {**config.load()["zoo"], "budget": 60, "check_every": 20}
+cells = [(method, seed, lr, 0.0) for method, grid in exp["grids"].items() for lr in grid[1:3] for seed in (42, 123)]
+out = {}
+for piece in runner.deal(cells, shards, seed=lambda c: c[1], method=lambda c: c[0]):
+    for cell, record in zip(piece, runner.run_batch("zoo", exp, piece, threads=threads)):
+        record.pop("environment")
+        out[repr(cell)] = json.dumps(record, sort_keys=True)
+print(json.dumps(out))
+"""
+
+
 def test_records_do_not_depend_on_shards_or_threads():
     """The numerics contract's promise on the zoo's shapes (40x40, 462 measurements): every
     method's records, byte for byte but the environment, for 1, 2 and 3 shards (runner.deal, as
-    the workflow cuts them) and 1 and 2 threads."""
+    the workflow cuts them) and 1 and 2 threads, each in a fresh process as a job is (torch
+    resets MKL's threads at a process's first parallel region)."""
     import json
-
-    from gaugelab import config, runner
-
-    exp = {**config.load()["zoo"], "budget": 40, "check_every": 20}
-    cells = [(method, seed, lr, 0.0) for method, grid in exp["grids"].items() for lr in grid[1:3]
-             for seed in (42, 123)]
+    import subprocess
+    import sys
 
     def run(shards, threads):
-        pieces = runner.deal(cells, shards, seed=lambda c: c[1], method=lambda c: c[0])
-        out = {}
-        for piece in pieces:
-            for cell, record in zip(piece, runner.run_batch("zoo", exp, piece, threads=threads)):
-                record.pop("environment")
-                out[cell] = json.dumps(record, sort_keys=True)
-        return out
+        proc = subprocess.run([sys.executable, "-c", SHARDED_RUN, str(shards), str(threads)],
+                              capture_output=True, text=True, check=True)
+        return json.loads(proc.stdout)
 
-    before = torch.get_num_threads()
-    try:
-        reference = run(1, 1)
-        assert len(reference) == len(cells)
-        for shards, threads in ((2, 1), (3, 1), (1, 2), (2, 2), (3, 2)):
-            got = run(shards, threads)
-            assert [c for c in cells if got[c] != reference[c]] == [], (shards, threads)
-    finally:
-        runtime.set_threads(before)
+    reference = run(1, 1)
+    assert len(reference) == 36
+    for shards, threads in ((1, 2), (2, 1), (3, 1), (2, 2), (3, 2)):
+        got = run(shards, threads)
+        assert [c for c in reference if got[c] != reference[c]] == [], (shards, threads)

@@ -97,6 +97,24 @@ def test_identity_twin_stays_bit_identical(optimizer):
     assert record["acc1"] == record["acc2"] and record["val_loss1"] == record["val_loss2"]
 
 
+@pytest.mark.parametrize("optimizer", ["adam", "muon"])
+def test_a_pair_is_the_same_on_one_thread_or_two(optimizer, tmp_path):
+    """The numerics contract's promise for the twin engine: a record, but for its timing and
+    environment, does not depend on the thread count (each in a fresh process, as a job is)."""
+    import subprocess
+    import sys
+
+    def record(threads):
+        out = tmp_path / f"t{threads}.json"
+        subprocess.run([sys.executable, "-m", "gaugelab.cli", "twins", "--optimizer", optimizer, "--twin", "gauge",
+                        "--init-seed", "42", "--twin-seed", "777", "--steps", "3", "--threads", str(threads),
+                        "-o", str(out)], check=True, capture_output=True)
+        r = json.loads(out.read_text())
+        return {k: v for k, v in r.items() if k not in ("wall_s", "env")}
+
+    assert record(2) == record(1)
+
+
 def test_identity_twin_that_drifts_fails_naming_the_pair(monkeypatch):
     real = twins.make_twin
 

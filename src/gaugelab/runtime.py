@@ -178,6 +178,8 @@ def set_threads(threads: int) -> None:
 
     torch.set_num_threads(int(threads))
     if mode() == PORTABLE:
+        # torch hands MKL its thread count again at a thread's first parallel region: have it now.
+        torch.ones(1 << 16).add_(1)  # large enough for a parallel region (grain 32768)
         _mkl("mkl_serv_set_num_threads_local")(1)
 
 
@@ -220,6 +222,12 @@ def blas() -> str:
     return "MKL" if torch.backends.mkl.is_available() else "not MKL"
 
 
+def blas_threads() -> int | None:
+    """The threads MKL would use for a call from this thread (1 under the contract)."""
+    get = _mkl("mkl_serv_get_max_threads")
+    return None if get is None else get(0)
+
+
 def environment(dtype: str, device) -> dict:
     """What a record needs to say about where it was computed and under which numerics."""
     import torch
@@ -237,6 +245,7 @@ def environment(dtype: str, device) -> dict:
         "isa": isa(),
         "blas": blas(),
         "blas_mode": mkl_mode(),
+        "blas_threads": blas_threads(),
     }
     if os.environ.get("SLURM_JOB_ID"):
         env["slurm_job_id"] = os.environ["SLURM_JOB_ID"]

@@ -75,3 +75,13 @@ def test_opting_out_is_explicit_and_recorded():
     proc = python(ENVIRONMENT, GAUGELAB_NUMERICS="native")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["numerics"] == "native"
+
+
+def test_the_cli_refuses_in_one_line_naming_the_setting(tmp_path):
+    out = tmp_path / "run.json"
+    base = {k: v for k, v in os.environ.items() if k not in runtime.CONTRACT_ENV}
+    proc = subprocess.run([sys.executable, "-m", "gaugelab.cli", "sensing", "--method", "adam", "--lr", "0.01",
+                           "--seed", "42", "--budget", "10", "-o", str(out)],
+                          capture_output=True, text=True, env={**base, "MKL_CBWR": "AUTO"})
+    assert proc.returncode == 2 and not out.exists()
+    assert proc.stderr.count("\n") == 1 and "MKL_CBWR='AUTO'" in proc.stderr and "Traceback" not in proc.stderr

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from . import config as configuration
-from . import controls, optim, records, runner
+from . import controls, optim, records, runner, runtime
 
 
 def _sensing(args: argparse.Namespace) -> int:
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except configuration.ConfigError as exc:
+    except (configuration.ConfigError, runtime.NumericsError) as exc:
         print(f"gaugelab: {exc}", file=sys.stderr)
         return 2
 

@@ -44,3 +44,35 @@ def test_bundle_roundtrip(tmp_path):
     records.write_bundle(path, [record(), record(seed=123)])
     assert [r["seed"] for r in records.read_bundle(path)] == [42, 123]
     assert records.is_valid(path, bundle=True) and not records.is_valid(path)
+
+
+PORTABLE = {"numerics": "x86-portable", "isa": "AVX2", "blas": "MKL 2024.2", "blas_mode": "COMPATIBLE,STRICT",
+            "cpu": {"vendor": "AuthenticAMD", "model": "AMD EPYC"}}
+NATIVE = {**PORTABLE, "numerics": "native", "isa": "AVX512", "blas_mode": "OFF"}
+
+
+def test_a_summary_refuses_records_of_two_numerics_modes():
+    from gaugelab import select
+
+    same = [record(seed=s, environment=PORTABLE) for s in (42, 123)]
+    assert len(select.frame(same)) == 2
+    with pytest.raises(records.RecordError, match=r"native \(ATen AVX512, MKL 2024.2 OFF\): 1 .*seed=123"):
+        select.frame([same[0], record(seed=123, environment=NATIVE)])
+    with pytest.raises(records.RecordError, match="unstated"):  # a record made before the contract
+        select.frame([same[0], record(seed=123)])
+
+
+def test_the_numerics_table_names_the_mode_and_cpus_and_refuses_a_mix(tmp_path):
+    paths = []
+    for i, (family, env) in enumerate([("zoo", PORTABLE), ("dial", PORTABLE | {"cpu": {"model": "Xeon"}})]):
+        paths.append(tmp_path / "results" / "runs" / family / f"seed{i}.json")
+        records.write_json(paths[-1], record(seed=i, environment=env))
+    table = records.numerics_table(paths)
+    assert table.to_dict("records") == [
+        {"family": "zoo", "records": 1, "numerics": "x86-portable", "isa": "AVX2", "blas": "MKL 2024.2",
+         "blas_mode": "COMPATIBLE,STRICT", "cpu": "AMD EPYC"},
+        {"family": "dial", "records": 1, "numerics": "x86-portable", "isa": "AVX2", "blas": "MKL 2024.2",
+         "blas_mode": "COMPATIBLE,STRICT", "cpu": "Xeon"}]
+    records.write_json(paths[1], record(seed=1, environment=NATIVE))
+    with pytest.raises(records.RecordError, match="different numerics modes"):
+        records.numerics_table(paths)

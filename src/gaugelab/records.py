@@ -24,6 +24,10 @@ REQUIRED = {
 }
 
 
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
 class RecordError(ValueError):
     """A record file that is missing, cut short or malformed."""
 
@@ -49,6 +53,7 @@ def write_json(path: str | Path, payload: dict) -> None:
     text = json.dumps(_to_json(payload), indent=1, sort_keys=True, allow_nan=False) + "\n"
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; a record is as readable as any output
         with os.fdopen(fd, "w") as handle:
             handle.write(text)
             handle.flush()

@@ -121,10 +121,12 @@ def _num(value, quantity: str) -> str:
 def provenance(numerics: pd.DataFrame) -> str:
     """One sentence: how many records, under which numerics mode, on which CPUs
     (records.numerics_table's rows)."""
-    first = numerics.iloc[0]
+    from . import records
+
+    mode = tuple(numerics.iloc[0][field] for field in records.NUMERICS_FIELDS)
     cpus = sorted({c for cell in numerics["cpu"] for c in str(cell).split("; ")})
-    return (f"{int(numerics['records'].sum())} records, made under {first['numerics']} numerics "
-            f"(ATen {first['isa']}, {first['blas']} {first['blas_mode']}) on {', '.join(cpus)}")
+    return (f"{int(numerics['records'].sum())} records, made under {records.describe(mode)} numerics "
+            f"on {', '.join(cpus)}")
 
 
 def comparison_html(comparison: pd.DataFrame, numerics: pd.DataFrame | None = None) -> str:

@@ -14,8 +14,12 @@ from gaugelab import twin_summary as gaugelab_twin_summary
 from gaugelab import twins as gaugelab_twins
 
 
-# Fills the schema's defaults and fails, naming the key, on anything unknown or out of range.
-gaugelab_config.validate(config)
+# Fills the schema's defaults and fails, naming the key, on anything unknown or out of range: one
+# line per problem and no traceback (a user error), before any job.
+try:
+    gaugelab_config.validate(config)
+except gaugelab_config.ConfigError as error:
+    sys.exit(f"gaugelab: {error}")
 
 # Every sensing experiment by name with its resolved settings: the zoo and the arms of Section
 # 5's controls, each derived from the zoo's testbed (gaugelab.controls).
@@ -92,6 +96,12 @@ def twin_run_path(pair):
             f"init{pair.init_seed}_seed{pair.twin_seed}.json")
 
 
+def twin_pair(wildcards):
+    """The pair a twin record's path names."""
+    twin, sigma = gaugelab_twins.parse_variant(wildcards.variant)
+    return gaugelab_twins.Pair(wildcards.optimizer, twin, int(wildcards.init), int(wildcards.seed), sigma)
+
+
 def twin_runs(*set_names):
     """Record paths of the named run sets (default: every set), each pair once."""
     sets = gaugelab_twin_summary.sets_of(config["twins"])
@@ -106,26 +116,78 @@ def comparison_records():
     return paths + [gaugelab_suite64.step1_path(model) for model in config["table9"]["configs"]]
 
 
-def set_aside_invalid_records():
-    """A record or bundle cut short or malformed is renamed *.invalid and every derived product
-    (summaries, tables, figures, comparison; all cheap) is removed, so nothing built on the bad
-    file survives. Snakemake does not rerun a job for a missing intermediate file whose consumers
-    exist; without the products, the DAG needs the record again and its job reruns."""
-    bad = []
-    for experiment in SENSING_EXPERIMENTS:
-        paths = [(p, False) for p in experiment_runs(experiment)]
-        paths += [(p, True) for p in sensitivity_bundles(experiment)]
-        bad += [p for p, bundle in paths if Path(p).exists() and not gaugelab_records.is_valid(p, bundle=bundle)]
-    bad += [p for p in dial_runs() if Path(p).exists() and not gaugelab_records.is_valid(p)]
-    bad += [p for p in twin_runs() if Path(p).exists() and not gaugelab_records.is_valid(p, twin=True)]
-    for path in bad:
-        Path(path).rename(f"{path}.invalid")
-        print(f"gaugelab: {path} is not a valid record; set aside as {path}.invalid, "
-              "its job will rerun", file=sys.stderr)
-    if bad:
-        for product in Path("results").glob("*/*"):
-            if product.parts[1] != "runs" and product.is_file():
-                product.unlink()
+# --- records checked before use (records.problem) ---------------------------------------------
+# A record the workflow finds that cannot be used (cut short, malformed, edited, another run than
+# its path names, made with other settings or numerics than now asked for) is moved to
+# results/set_aside/<its path>.<digest of its bytes> by a set_aside job, an input of the job that
+# makes the record, which then reruns; so does everything derived from it. Parsing, a dry run, lint,
+# report, unlock and cluster jobs only read: the move is a job of the run. A set-aside file stays
+# an input of its record's job (that keeps the job's input set stable once it has rerun).
+SET_ASIDE = "results/set_aside"
+SET_ASIDE_REASONS = {}  # set-aside path -> why
 
 
-set_aside_invalid_records()
+def _set_aside_files():
+    found = {}
+    for marker in Path(SET_ASIDE).rglob("*") if Path(SET_ASIDE).is_dir() else []:
+        original = "results/" + str(marker.relative_to(SET_ASIDE)).rsplit(".", 1)[0]
+        found.setdefault(original, []).append(str(marker))
+    return found
+
+
+SET_ASIDE_FILES = _set_aside_files()
+
+
+def checked(path, kind, expected=None):
+    """The set-aside inputs of the job that makes ``path``: those of earlier runs, and one more if
+    the file there now cannot be used as the ``kind`` record with provenance ``expected``."""
+    markers = list(SET_ASIDE_FILES.get(path, []))
+    reason = gaugelab_records.problem(path, kind, expected)
+    if reason is not None:
+        marker = f"{SET_ASIDE}/{path.removeprefix('results/')}.{gaugelab_records.raw_digest(path)}"
+        SET_ASIDE_REASONS[marker] = reason
+        markers.append(marker)
+    return sorted(set(markers))
+
+
+def checked_tables(*paths):
+    """:func:`checked` for intermediate CSVs (records.write_table's digest beside each)."""
+    return [marker for path in paths for marker in checked(path, gaugelab_records.TABLE)]
+
+
+def usable(path, kind, expected=None):
+    """Whether an existing optional record (e.g. a full-length Table 9 pair) can be used as is."""
+    return Path(path).exists() and gaugelab_records.problem(path, kind, expected) is None
+
+
+def run_provenance(experiment, method, lr, seed):
+    """The provenance a sensing or dial run record at its path must state (runner.provenance)."""
+    exp = config["dial"] if experiment == "dial" else SENSING[experiment]
+    return gaugelab_runner.provenance(experiment, exp, method, float(lr), int(seed), 0.0, config["dtype"])
+
+
+def checked_runs(experiment, cells):
+    """:func:`checked` for the run records of ``cells`` ((method, lr, seed) each)."""
+    return [marker for method, lr, seed in cells
+            for marker in checked(run_path(experiment, method, lr, seed), gaugelab_records.SCHEMA,
+                                  run_provenance(experiment, method, lr, seed))]
+
+
+rule set_aside:
+    message:
+        "set aside {params.original}: {params.reason}"
+    output:
+        f"{SET_ASIDE}/{{record}}.{{digest}}",
+    wildcard_constraints:
+        digest=r"[0-9a-f]{12}",
+    log:
+        "logs/set_aside/{record}.{digest}.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    localrule: True
+    params:
+        original=lambda w: f"results/{w.record}",
+        # derived from the output, so not a rerun trigger: found once, the reason is not looked for again
+        reason=lambda w, output: SET_ASIDE_REASONS.get(output[0], "found unusable"),
+    script:
+        "../scripts/set_aside.py"

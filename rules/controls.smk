@@ -4,6 +4,8 @@
 # SENSING by rules/common.smk): their per-seed training jobs and summaries are the zoo's rules
 # (rules/sensing.smk). The rules below extract each control, render it and compare it.
 
+from gaugelab import nuclear as gaugelab_nuclear
+
 SCHEDULE_ARMS = gaugelab_controls.schedule_arm_names(SENSING)  # mode -> sensing experiment
 INIT_ARMS = {scale: gaugelab_controls.init_arm(scale) for scale in config["init_scale"]["inits"]}
 
@@ -12,6 +14,11 @@ INIT_ARMS = {scale: gaugelab_controls.init_arm(scale) for scale in config["init_
 rule nuclear_reference_run:
     message:
         "Table 2 reference: min-nuclear-norm interpolant, seed {wildcards.seed}"
+    input:
+        lambda w: checked(
+            f"results/runs/nuclear_reference/seed{w.seed}.json", gaugelab_records.CONVEX_SCHEMA,
+            gaugelab_nuclear.provenance(config["zoo"]["n"], config["zoo"]["rank"], config["zoo"]["measurements_per_dof"],
+                                        int(w.seed), **config["nuclear_reference"])),
     output:
         "results/runs/nuclear_reference/seed{seed}.json",
     log:
@@ -36,7 +43,8 @@ rule nuclear_reference_table:
     message:
         "Table 2 reference row: per seed and mean"
     input:
-        expand("results/runs/nuclear_reference/seed{seed}.json", seed=config["seeds"]),
+        runs=expand("results/runs/nuclear_reference/seed{seed}.json", seed=config["seeds"]),
+        set_aside=checked_tables("results/controls/nuclear_reference.csv"),
     output:
         csv="results/controls/nuclear_reference.csv",
         tex="results/tables/nuclear_reference.tex",
@@ -85,6 +93,7 @@ rule init_scale_table:
     input:
         summaries=[f"results/{arm}/summary.csv" for arm in INIT_ARMS.values()],
         zoo_summary="results/zoo/summary.csv",
+        set_aside=checked_tables("results/controls/init_scale.csv", "results/controls/init_scale_checks.csv"),
     output:
         csv="results/controls/init_scale.csv",
         checks="results/controls/init_scale_checks.csv",
@@ -113,6 +122,7 @@ rule lr_sensitivity_table:
         "App. D.2 lr sensitivity: every lr, the flow-limit row flagged"
     input:
         "results/lr_sensitivity/summary.csv",
+        set_aside=checked_tables("results/controls/lr_sensitivity.csv"),
     output:
         csv="results/controls/lr_sensitivity.csv",
         tex="results/tables/lr_sensitivity.tex",
@@ -159,7 +169,8 @@ rule table6:
     message:
         "Table 6: the decay control under rec-sel and spd-sel, midpoint counts"
     input:
-        [path for arm in SCHEDULE_ARMS.values() for path in experiment_runs(arm)],
+        runs=[path for arm in SCHEDULE_ARMS.values() for path in experiment_runs(arm)],
+        set_aside=checked_tables(*(f"results/controls/schedule{s}.csv" for s in ("", "_counts", "_deltas"))),
     output:
         csv="results/controls/schedule.csv",
         counts="results/controls/schedule_counts.csv",
@@ -191,6 +202,7 @@ rule classification:
     input:
         zoo_summary="results/zoo/summary.csv",
         schedule="results/controls/schedule.csv",
+        set_aside=checked_tables("results/controls/classification.csv"),
     output:
         csv="results/controls/classification.csv",
         tex="results/tables/classification.tex",
@@ -227,6 +239,7 @@ rule control_comparison:
             "second_size": "results/second_size/summary.csv",
             "schedule": "results/controls/schedule.csv",
         }[w.control],
+        set_aside=lambda w: checked_tables(f"results/controls/{w.control}_comparison.csv"),
     output:
         "results/controls/{control}_comparison.csv",
     log:

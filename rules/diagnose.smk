@@ -7,6 +7,16 @@ from gaugelab import diagnose as gaugelab_diagnose
 DIAGNOSE_PLAN = gaugelab_diagnose.plan(config["diagnose"])
 
 
+def diagnose_checked(wildcards):
+    """The set-aside inputs of the diagnosis files (rules/common.smk: checked)."""
+    s = config["diagnose"]
+    return [marker for label, item in DIAGNOSE_PLAN.items()
+            for marker in checked(f"results/diagnose/runs/{label}.json", gaugelab_records.DIAGNOSE_SCHEMA,
+                                  gaugelab_diagnose.provenance(item["source"], item["testbeds"], steps=s["steps"],
+                                                               lr=item["lr"], dtype=s["dtype"], options=item["options"],
+                                                               sizes={name: s[name] for name in item["testbeds"]}))]
+
+
 DIAGNOSE_FIGURES = [
     f"results/diagnose/figures/{label}.{testbed}.{ext}"
     for label, item in DIAGNOSE_PLAN.items()
@@ -18,6 +28,8 @@ DIAGNOSE_FIGURES = [
 rule diagnose_runs:
     message:
         "Equivariance diagnostic: {} optimizers on {}".format(len(DIAGNOSE_PLAN), ", ".join(config["diagnose"]["testbeds"]))
+    input:
+        diagnose_checked,
     output:
         [f"results/diagnose/runs/{label}.json" for label in DIAGNOSE_PLAN],
     log:
@@ -61,7 +73,8 @@ rule diagnose_table:
     message:
         "Equivariance diagnostic: which optimizers respect the gauge"
     input:
-        rules.diagnose_runs.output,
+        runs=rules.diagnose_runs.output,
+        set_aside=checked_tables("results/diagnose/verdicts.csv"),
     output:
         summary="results/diagnose/verdicts.csv",
         tex="results/tables/diagnose.tex",

@@ -5,6 +5,8 @@
 rule dial_train:
     message:
         "Section 7 dial: every Adam-p variant and lr, seed {wildcards.seed}"
+    input:
+        lambda w: checked_runs("dial", [(name, lr, w.seed) for name in dial_labels() for lr in config["dial"]["lrs"]]),
     output:
         [run_path("dial", name, lr, "{seed}") for name in dial_labels() for lr in config["dial"]["lrs"]],
     log:
@@ -30,7 +32,8 @@ rule dial_summary:
     message:
         "Section 7 dial: S4 selection, tuned envelope, fixed-lr verdicts"
     input:
-        dial_runs(),
+        runs=dial_runs(),
+        set_aside=checked_tables("results/dial/summary.csv", "results/dial/envelope.csv", "results/dial/fixed_lr.csv"),
     output:
         summary="results/dial/summary.csv",
         envelope="results/dial/envelope.csv",
@@ -99,6 +102,7 @@ rule dial_comparison:
         "Section 7 dial: published versus reproduced"
     input:
         envelope="results/dial/envelope.csv",
+        set_aside=checked_tables("results/dial/comparison.csv"),
     output:
         "results/dial/comparison.csv",
     log:

@@ -10,6 +10,7 @@ rule zoo_comparison:
         summary="results/zoo/summary.csv",
         runs=experiment_runs("zoo"),
         sensitivity=sensitivity_bundles("zoo"),
+        set_aside=checked_tables("results/zoo/comparison.csv"),
     output:
         "results/zoo/comparison.csv",
     log:
@@ -25,6 +26,7 @@ rule numerics:
         "Which machines and numerics mode made the records"
     input:
         records=lambda wildcards: comparison_records(),
+        set_aside=checked_tables("results/paper/numerics.csv"),
     output:
         "results/paper/numerics.csv",
     log:
@@ -41,6 +43,7 @@ rule comparison:
     input:
         parts=lambda wildcards: COMPARISON_PARTS,
         numerics="results/paper/numerics.csv",
+        set_aside=checked_tables("results/paper/comparison.csv"),
     output:
         csv="results/paper/comparison.csv",
         html=report(

@@ -13,6 +13,8 @@ for _experiment in SENSING_EXPERIMENTS:
                 f"{_experiment}_train_{_shard}"
             message:
                 f"{_experiment}: training shard {_shard + 1} of {SHARDS}"
+            input:
+                checked_runs(_experiment, shard_cells(_experiment, _shard)),
             output:
                 [run_path(_experiment, *cell) for cell in shard_cells(_experiment, _shard)],
             log:
@@ -41,7 +43,8 @@ rule sensing_summary:
     message:
         "{wildcards.experiment}: aggregate seeds and select learning rates"
     input:
-        lambda w: experiment_runs(w.experiment),
+        runs=lambda w: experiment_runs(w.experiment),
+        set_aside=lambda w: checked_tables(f"results/{w.experiment}/summary.csv"),
     output:
         "results/{experiment}/summary.csv",
     log:
@@ -62,7 +65,12 @@ rule sensing_sensitivity:
     message:
         "{wildcards.experiment}: perturbed reruns of the cells the comparison rests on, shard {wildcards.shard}"
     input:
-        lambda w: experiment_runs(w.experiment),
+        runs=lambda w: experiment_runs(w.experiment),
+        set_aside=lambda w: checked(
+            f"results/runs/{w.experiment}/sensitivity_shard{w.shard}.json", gaugelab_records.BUNDLE_SCHEMA,
+            gaugelab_records.provenance(*gaugelab_runner.bundle_identity(
+                w.experiment, SENSING[w.experiment], int(w.shard), SHARDS, config["seeds"],
+                config["sensitivity"]["perturbations"], config["dtype"]))),
     output:
         "results/runs/{experiment}/sensitivity_shard{shard}.json",
     log:

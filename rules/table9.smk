@@ -7,6 +7,7 @@
 #   full runs exist), and its published-versus-reproduced part.
 # - merge_extension: EXTENSION (attention.md §13), not in the paper and not in the default target.
 
+from gaugelab import merge as gaugelab_merge
 from gaugelab import suite64 as gaugelab_suite64
 
 T9 = config["table9"]
@@ -19,16 +20,42 @@ T9_SETTINGS = {k: T9[k] for k in ("dtype", "momentum", "lr", "lr_aux")}
 T9_FULL = gaugelab_suite64.full_run_paths(T9["configs"], T9_PAIRS)
 # The char-LM's verified corpus, for the text configuration only.
 T9_CORPUS = lambda wildcards: [CORPUS] if wildcards.model == gaugelab_suite64.TEXT else []
-# Full-length records already on disk: Table 9 is built from whatever exists (rerun the default
-# target after the `gpu` target to fold them in).
-T9_EXISTING = lambda wildcards: [p for p in T9_FULL if Path(p).exists()]
+
+
+def t9_full_provenance(model, pair):
+    return gaugelab_suite64.provenance(model, pair, T9_SETTINGS, T9["steps"][model])
+
+
+def t9_existing(wildcards):
+    """The full-length records already on disk that can be used (Table 9 is built from whatever
+    exists: rerun the default target after the `gpu` target to fold them in)."""
+    return [gaugelab_suite64.full_run_path(model, pair) for model in T9["configs"] for pair in T9_PAIRS
+            if usable(gaugelab_suite64.full_run_path(model, pair), gaugelab_records.TWIN_SCHEMA,
+                      t9_full_provenance(model, pair))]
+
+
+def t9_unusable(wildcards):
+    """Full-length records on disk that cannot be used (e.g. a short run where a full one belongs)
+    are set aside before Table 9 is built; their pairs count as not run."""
+    return [marker for model in T9["configs"] for pair in T9_PAIRS
+            for marker in checked(gaugelab_suite64.full_run_path(model, pair), gaugelab_records.TWIN_SCHEMA,
+                                  t9_full_provenance(model, pair))]
+
+
+def t9_step1_checked(wildcards):
+    provenance = gaugelab_suite64.step1_provenance(wildcards.model, T9_SETTINGS, T9_PAIRS)
+    return checked(gaugelab_suite64.step1_path(wildcards.model), gaugelab_records.TWIN_BUNDLE_SCHEMA, provenance)
+
+
+T9_EXISTING = t9_existing
 
 
 rule table9_step1:
     message:
         "Table 9, step-1 subset: steps 0 and 1 of every float64 pair of {wildcards.model}"
     input:
-        T9_CORPUS,
+        corpus=T9_CORPUS,
+        set_aside=t9_step1_checked,
     output:
         gaugelab_suite64.step1_path("{model}"),
     log:
@@ -53,7 +80,10 @@ rule table9_full:
     message:
         "Table 9, full length: {wildcards.optimizer} {wildcards.variant} twin of {wildcards.model}, init {wildcards.init}, twin seed {wildcards.seed}"
     input:
-        T9_CORPUS,
+        corpus=T9_CORPUS,
+        set_aside=lambda w: checked(
+            f"results/runs/table9/{w.model}/{w.optimizer}/{w.variant}/init{w.init}_seed{w.seed}.json",
+            gaugelab_records.TWIN_SCHEMA, t9_full_provenance(w.model, twin_pair(w))),
     output:
         "results/runs/table9/{model}/{optimizer}/{variant}/init{init}_seed{seed}.json",
     log:
@@ -81,6 +111,7 @@ rule table9:
     input:
         step1=[gaugelab_suite64.step1_path(model) for model in T9["configs"]],
         full=T9_EXISTING,
+        set_aside=t9_unusable,
     output:
         tex="results/tables/table9.tex",
         html=report(
@@ -106,6 +137,7 @@ rule table9_comparison:
     input:
         step1=[gaugelab_suite64.step1_path(model) for model in T9["configs"]],
         full=T9_EXISTING,
+        set_aside=lambda w: t9_unusable(w) + checked_tables("results/table9/comparison.csv"),
     output:
         "results/table9/comparison.csv",
     log:
@@ -134,6 +166,12 @@ MERGE = T9["merge"]
 rule merge_extension_pair:
     message:
         "EXTENSION, merging: train and merge the {wildcards.optimizer} {wildcards.variant} twin of {wildcards.model} (init {wildcards.init}, twin seed {wildcards.seed})"
+    input:
+        lambda w: checked(
+            f"results/extension/merge/{w.model}/{w.optimizer}/{w.variant}/init{w.init}_seed{w.seed}.json",
+            gaugelab_records.MERGE_SCHEMA,
+            gaugelab_merge.provenance(gaugelab_suite64.provenance(w.model, twin_pair(w), T9_SETTINGS, MERGE["steps"]),
+                                      MERGE["tau"])),
     output:
         "results/extension/merge/{model}/{optimizer}/{variant}/init{init}_seed{seed}.json",
     log:
@@ -156,10 +194,11 @@ rule merge_extension_table:
     message:
         "EXTENSION, merging: the merged-model table"
     input:
-        [
+        runs=[
             f"results/extension/merge/{MERGE['config']}/{p.optimizer}/{p.variant}/init{p.init_seed}_seed{p.twin_seed}.json"
             for p in gaugelab_suite64.pairs_of(MERGE["pairs"])
         ],
+        set_aside=checked_tables("results/extension/merge_extension.csv"),
     output:
         csv="results/extension/merge_extension.csv",
         tex="results/extension/merge_extension.tex",

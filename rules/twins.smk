@@ -9,6 +9,10 @@ TWIN_SETTINGS = {k: v for k, v in config["twins"].items() if k not in ("sets", "
 rule twins_run:
     message:
         "Section 6 twins: {wildcards.optimizer} {wildcards.variant} twin, init {wildcards.init}, twin seed {wildcards.seed}"
+    input:
+        lambda w: checked(
+            f"results/runs/twins/{w.model}/{w.optimizer}/{w.variant}/init{w.init}_seed{w.seed}.json",
+            gaugelab_records.TWIN_SCHEMA, gaugelab_twins.provenance(twin_pair(w), TWIN_SETTINGS)),
     output:
         "results/runs/twins/{model}/{optimizer}/{variant}/init{init}_seed{seed}.json",
     log:
@@ -31,7 +35,8 @@ rule twins_summary:
     message:
         "Section 6 twins: one summary row per pair, and the Appendix D.5 quantities"
     input:
-        twin_runs(),
+        runs=twin_runs(),
+        set_aside=checked_tables("results/twins/pairs.csv", "results/twins/d5.csv"),
     output:
         summary="results/twins/pairs.csv",
         d5="results/twins/d5.csv",
@@ -124,6 +129,7 @@ rule twins_comparison:
         "Section 6 and Appendix D.5: published versus reproduced"
     input:
         "results/twins/pairs.csv",
+        set_aside=checked_tables("results/twins/comparison.csv"),
     output:
         "results/twins/comparison.csv",
     log:

@@ -5,12 +5,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w")
 
-import pandas as pd  # noqa: E402
 
-from gaugelab import controls, tables  # noqa: E402
+from gaugelab import controls, records, tables  # noqa: E402
 
-counts = controls.classification(pd.read_csv(snakemake.input.zoo_summary), pd.read_csv(snakemake.input.schedule))
-counts.to_csv(snakemake.output.csv, index=False)
+counts = controls.classification(records.read_table(snakemake.input.zoo_summary), records.read_table(snakemake.input.schedule))
+records.write_table(counts, snakemake.output.csv)
 columns = [("form", "text", 0), ("correct", "int", 0), ("total", "int", 0), ("verdict", "text", 0),
            ("threshold", "num", 4), ("rests_on", "text", 0)]
 tex, html = tables.simple_table(counts, columns, ["Count", "correct", "of", "verdict", "threshold", "rests on"],

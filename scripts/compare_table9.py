@@ -10,5 +10,5 @@ from gaugelab import records, suite64, table9  # noqa: E402
 step1 = [r for path in snakemake.input.step1 for r in suite64.read_bundle(path)]
 full = [records.read_twin(path) for path in snakemake.input.full]
 rows = table9.comparison(step1, full)
-rows.to_csv(snakemake.output[0], index=False)
+records.write_table(rows, snakemake.output[0])
 print(rows.to_string())

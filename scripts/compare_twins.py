@@ -5,12 +5,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w")
 
-import pandas as pd  # noqa: E402
 
-from gaugelab import compare  # noqa: E402
+from gaugelab import compare, records  # noqa: E402
 from gaugelab import twin_summary as ts  # noqa: E402
 
-summary = pd.read_csv(snakemake.input[0], keep_default_na=False, na_values=[""])
+summary = records.read_table(snakemake.input[0], keep_default_na=False, na_values=[""])
 rows = compare.twins(summary, ts.sets_of({"sets": snakemake.params.sets}))
-rows.to_csv(snakemake.output[0], index=False)
+records.write_table(rows, snakemake.output[0])
 print(rows.to_string())

@@ -5,14 +5,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w")
 
-import pandas as pd  # noqa: E402
 
 from gaugelab import compare, records, select  # noqa: E402
 
-summary = pd.read_csv(snakemake.input.summary)
+summary = records.read_table(snakemake.input.summary)
 recs = [records.read(path) for path in snakemake.input.runs]
 for path in snakemake.input.sensitivity:
     recs += records.read_bundle(path)
 rows = compare.table2(summary, select.frame(recs))
-rows.to_csv(snakemake.output[0], index=False)
+records.write_table(rows, snakemake.output[0])
 print(rows.to_string())

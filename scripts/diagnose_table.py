@@ -7,9 +7,9 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w")
 
 import pandas as pd  # noqa: E402
 
-from gaugelab import diagnose  # noqa: E402
+from gaugelab import diagnose, records  # noqa: E402
 
-rows = diagnose.summary_rows([diagnose.read_bundle(path) for path in snakemake.input])
-pd.DataFrame(rows).to_csv(snakemake.output.summary, index=False, float_format="%.6g")
+rows = diagnose.summary_rows([diagnose.read_bundle(path) for path in snakemake.input.runs])
+records.write_table(pd.DataFrame(rows), snakemake.output.summary, float_format="%.6g")
 Path(snakemake.output.tex).write_text(diagnose.table_latex(rows))
 Path(snakemake.output.html).write_text(diagnose.table_html(rows))

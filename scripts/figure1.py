@@ -8,12 +8,11 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w")
 
 import math  # noqa: E402
 
-import pandas as pd  # noqa: E402
 
 from gaugelab import figures, records, select  # noqa: E402
 
 p = snakemake.params
-stored = pd.read_csv(snakemake.input.summary)
+stored = records.read_table(snakemake.input.summary)
 stored = stored[stored["selected"]].set_index("method")
 runs = select.frame([records.read(path) for path in snakemake.input.runs])
 derived = select.select(select.aggregate(runs), p.grids, p.rule, p.tol)

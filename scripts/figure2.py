@@ -5,11 +5,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w")
 
-import pandas as pd  # noqa: E402
 
-from gaugelab import figures  # noqa: E402
+from gaugelab import figures, records  # noqa: E402
 from gaugelab import twin_summary as ts  # noqa: E402
 
-summary = pd.read_csv(snakemake.input[0], keep_default_na=False, na_values=[""])
+summary = records.read_table(snakemake.input[0], keep_default_na=False, na_values=[""])
 curves = ts.figure2_curves(summary)
 figures.save(figures.figure2(curves), snakemake.output.pdf, snakemake.output.png)

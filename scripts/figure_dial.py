@@ -7,13 +7,12 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w")
 
 import math  # noqa: E402
 
-import pandas as pd  # noqa: E402
 
-from gaugelab import figures  # noqa: E402
+from gaugelab import figures, records  # noqa: E402
 
-envelope = pd.read_csv(snakemake.input.envelope)
+envelope = records.read_table(snakemake.input.envelope)
 rms = envelope[envelope["convention"] == "rms"].to_dict("records")
-zoo = pd.read_csv(snakemake.input.zoo_summary)
+zoo = records.read_table(snakemake.input.zoo_summary)
 gd = zoo[zoo["selected"] & (zoo["method"] == "gd")]
 gd_erank = float(gd["erank"].iloc[0]) if len(gd) else math.nan
 fig = figures.figure_dial(rms, gd_erank, snakemake.params.rank)

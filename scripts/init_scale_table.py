@@ -5,15 +5,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w")
 
-import pandas as pd  # noqa: E402
 
-from gaugelab import controls, tables  # noqa: E402
+from gaugelab import controls, records, tables  # noqa: E402
 
 p = snakemake.params
-summaries = {scale: pd.read_csv(path) for scale, path in zip(p.inits, snakemake.input.summaries)}
-rows, checks = controls.init_scale(summaries, pd.read_csv(snakemake.input.zoo_summary), p.zoo_init, p.tol)
-rows.to_csv(snakemake.output.csv, index=False)
-checks.to_csv(snakemake.output.checks, index=False)
+summaries = {scale: records.read_table(path) for scale, path in zip(p.inits, snakemake.input.summaries)}
+rows, checks = controls.init_scale(summaries, records.read_table(snakemake.input.zoo_summary), p.zoo_init, p.tol)
+records.write_table(rows, snakemake.output.csv)
+records.write_table(checks, snakemake.output.checks)
 columns = [("init", "lr", 0), ("method", "text", 0), ("class", "text", 0), ("lr", "lr", 0), ("rec", "num", 4),
            ("erank", "num", 2), ("train", "sci", 0), ("as_table2", "text", 0)]
 notes = [f"init {c['init']:g}: weak check max(eq rec) {c['eq_max']:.4f} < Adam {c['adam_rec']:.4f} {c['weak_check']}; "

@@ -5,13 +5,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w")
 
-import pandas as pd  # noqa: E402
 
-from gaugelab import controls, tables  # noqa: E402
+from gaugelab import controls, records, tables  # noqa: E402
 
 p = snakemake.params
-rows = controls.lr_sensitivity(pd.read_csv(snakemake.input[0]), p.grids, p.tol)
-rows.to_csv(snakemake.output.csv, index=False)
+rows = controls.lr_sensitivity(records.read_table(snakemake.input[0]), p.grids, p.tol)
+records.write_table(rows, snakemake.output.csv)
 columns = [("method", "text", 0), ("lr", "lr", 0), ("rec", "num", 4), ("erank", "num", 2), ("train", "sci", 0),
            ("steps", "int", 0), ("flow_limit", "text", 0), ("note", "text", 0)]
 tex, html = tables.simple_table(rows, columns, ["Method", "lr", "rec", "erank", "mean train", "mean steps",

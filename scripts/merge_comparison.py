@@ -7,14 +7,14 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w")
 
 import pandas as pd  # noqa: E402
 
-from gaugelab import compare, tables  # noqa: E402
+from gaugelab import compare, records, tables  # noqa: E402
 
-comparison = pd.concat([pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"published": str, "at": str})
+comparison = pd.concat([records.read_table(path, keep_default_na=False, na_values=[""], dtype={"published": str, "at": str})
                          for path in snakemake.input.parts],
                        ignore_index=True)
 comparison["note"] = comparison["note"].fillna("")
-comparison.to_csv(snakemake.output.csv, index=False)
-numerics = pd.read_csv(snakemake.input.numerics)
+records.write_table(comparison, snakemake.output.csv)
+numerics = records.read_table(snakemake.input.numerics)
 Path(snakemake.output.html).write_text(tables.comparison_html(comparison, numerics))
 Path(snakemake.output.macros).write_text(compare.macros(comparison))
 print(comparison["verdict"].value_counts().to_string())

@@ -5,10 +5,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w")
 
-from gaugelab import controls, nuclear, tables  # noqa: E402
+from gaugelab import controls, nuclear, records, tables  # noqa: E402
 
-summary = controls.nuclear_summary([nuclear.read(path) for path in snakemake.input])
-summary.to_csv(snakemake.output.csv, index=False)
+summary = controls.nuclear_summary([nuclear.read(path) for path in snakemake.input.runs])
+records.write_table(summary, snakemake.output.csv)
 columns = [("seed", "text", 0), ("rec", "num", 4), ("erank", "num", 2), ("nuc", "num", 3), ("nuc_truth", "num", 3),
            ("feasibility", "sci", 0), ("iterations", "int", 0), ("primal_residual", "sci", 0)]
 header = ["seed", "rec", "erank", "nuclear norm", "of X*", "feasibility", "iterations", "primal residual"]

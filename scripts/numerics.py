@@ -9,5 +9,5 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w")
 from gaugelab import records  # noqa: E402
 
 table = records.numerics_table(snakemake.input.records)
-table.to_csv(snakemake.output[0], index=False)
+records.write_table(table, snakemake.output[0])
 print(table.to_string())

@@ -5,11 +5,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w")
 
-import pandas as pd  # noqa: E402
 
-from gaugelab import tables  # noqa: E402
+from gaugelab import records, tables  # noqa: E402
 
-summary = pd.read_csv(snakemake.input[0])
+summary = records.read_table(snakemake.input[0])
 chosen = summary[summary["selected"]].assign(interpolates=lambda f: f["train"] < snakemake.params.tol)
 columns = [("method", "text", 0), ("lr", "lr", 0), ("rec", "num", 4), ("erank", "num", 2), ("train", "sci", 0),
            ("interpolates", "text", 0)]

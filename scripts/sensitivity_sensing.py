@@ -12,7 +12,7 @@ import math  # noqa: E402
 from gaugelab import published, records, runner, select  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params
-runs = select.frame([records.read(path) for path in snakemake.input])
+runs = select.frame([records.read(path) for path in snakemake.input.runs])
 scored = select.select(select.aggregate(runs), p.settings["grids"], p.rule, p.settings["tol"])
 cells = []
 for method, grid in p.settings["grids"].items():
@@ -28,5 +28,6 @@ for method, grid in p.settings["grids"].items():
 cells = runner.deal(cells, p.shards, seed=lambda c: c[1], method=lambda c: c[0])[p.shard]
 recs = runner.run_batch(w.experiment, p.settings, cells, dtype=p.dtype, device=p.device,
                         threads=snakemake.threads) if cells else []
-records.write_bundle(snakemake.output[0], recs)
+records.write_bundle(snakemake.output[0], recs, *runner.bundle_identity(w.experiment, p.settings, p.shard, p.shards,
+                                                                      p.seeds, p.perturbations, p.dtype))
 print(f"{len(recs)} perturbed runs: " + ", ".join(f"{r['method']} lr {r['lr']:g} rec {r['rec']:.4f}" for r in recs))

@@ -8,12 +8,12 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w")
 from gaugelab import dial, records, select  # noqa: E402
 
 s = snakemake.params.settings
-runs = select.frame([records.read(path) for path in snakemake.input])
+runs = select.frame([records.read(path) for path in snakemake.input.runs])
 names = dial.variants(s["ps"], s["conventions"])
 summary = select.select(select.aggregate(runs), {name: s["lrs"] for name in names}, "S4", s["tol"])
-summary.to_csv(snakemake.output.summary, index=False)
+records.write_table(summary, snakemake.output.summary)
 envelope = dial.envelope(summary, s["ps"], s["conventions"])
-envelope.to_csv(snakemake.output.envelope, index=False)
+records.write_table(envelope, snakemake.output.envelope)
 verdicts = dial.fixed_lr_verdicts(summary, s["ps"], s["lrs"], s["budget"]) if "rms" in s["conventions"] else None
-(verdicts if verdicts is not None else envelope.iloc[0:0]).to_csv(snakemake.output.fixed_lr, index=False)
+records.write_table((verdicts if verdicts is not None else envelope.iloc[0:0]), snakemake.output.fixed_lr)
 print(envelope.to_string())

@@ -7,8 +7,8 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w")
 
 from gaugelab import records, select  # noqa: E402
 
-runs = select.frame([records.read(path) for path in snakemake.input])
+runs = select.frame([records.read(path) for path in snakemake.input.runs])
 cells = select.aggregate(runs)
 summary = select.select(cells, snakemake.params.grids, snakemake.params.rule, snakemake.params.tol)
-summary.to_csv(snakemake.output[0], index=False)
+records.write_table(summary, snakemake.output[0])
 print(summary[summary["selected"]].to_string())

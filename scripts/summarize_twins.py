@@ -10,8 +10,8 @@ from gaugelab import records  # noqa: E402
 from gaugelab import twin_summary as ts  # noqa: E402
 
 sets = ts.sets_of({"sets": snakemake.params.sets})
-summary = ts.frame([records.read_twin(path) for path in snakemake.input], sets)
-summary.to_csv(snakemake.output.summary, index=False)
+summary = ts.frame([records.read_twin(path) for path in snakemake.input.runs], sets)
+records.write_table(summary, snakemake.output.summary)
 d5 = ts.d5_summary(summary, snakemake.params.tau)
-d5.to_csv(snakemake.output.d5, index=False)
+records.write_table(d5, snakemake.output.d5)
 print(d5.to_string())

@@ -5,11 +5,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w")
 
-import pandas as pd  # noqa: E402
 
-from gaugelab import tables  # noqa: E402
+from gaugelab import records, tables  # noqa: E402
 
-summary = pd.read_csv(snakemake.input[0], keep_default_na=False, na_values=[""])
+summary = records.read_table(snakemake.input[0], keep_default_na=False, na_values=[""])
 out = snakemake.output
 Path(out.tex).write_text(tables.table3_latex(summary, "drift"))
 Path(out.html).write_text(tables.table3_html(summary, "drift"))

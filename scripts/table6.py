@@ -8,13 +8,13 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w")
 from gaugelab import controls, records, select, tables  # noqa: E402
 
 p = snakemake.params
-recs = [records.read(path) for path in snakemake.input]
+recs = [records.read(path) for path in snakemake.input.runs]
 runs = {mode: select.frame([r for r in recs if r["experiment"] == arm]) for mode, arm in p.modes.items()}
 table = controls.schedule(runs, p.grids, p.tol)
 counts = controls.midpoint_counts(table)
-table.to_csv(snakemake.output.csv, index=False)
-counts.to_csv(snakemake.output.counts, index=False)
-controls.deltas(table).to_csv(snakemake.output.deltas, index=False)
+records.write_table(table, snakemake.output.csv)
+records.write_table(counts, snakemake.output.counts)
+records.write_table(controls.deltas(table), snakemake.output.deltas)
 Path(snakemake.output.tex).write_text(tables.table6_latex(table, counts, p.rmsprop_budget))
 Path(snakemake.output.html).write_text(tables.table6_html(table, counts, p.rmsprop_budget))
 print(table[table["selected"]].to_string(), counts.to_string(), sep="\n")

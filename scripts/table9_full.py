@@ -12,7 +12,7 @@ from gaugelab import records, suite64, twins  # noqa: E402
 
 w, settings = snakemake.wildcards, snakemake.params.settings
 cfg, task, dtype, device = suite64.setup(w.model, settings, threads=snakemake.threads, device=snakemake.params.device,
-                                         corpus_path=snakemake.input[0] if snakemake.input else None)
+                                         corpus_path=snakemake.input.corpus[0] if snakemake.input.corpus else None)
 twin, sigma = twins.parse_variant(w.variant)
 pair = twins.Pair(w.optimizer, twin, int(w.init), int(w.seed), sigma)
 record = suite64.train_pair(pair, cfg, task, settings, steps=snakemake.params.steps, dtype=dtype, device=device)

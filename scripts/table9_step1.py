@@ -12,8 +12,9 @@ from gaugelab import suite64  # noqa: E402
 
 p = snakemake.params
 cfg, task, dtype, device = suite64.setup(snakemake.wildcards.model, p.settings, threads=snakemake.threads,
-                                         device=p.device, corpus_path=snakemake.input[0] if snakemake.input else None)
+                                         device=p.device, corpus_path=snakemake.input.corpus[0] if snakemake.input.corpus else None)
 recs = suite64.step1_subset(cfg, task, suite64.pairs_of(p.pairs), p.settings, dtype=dtype, device=device,
                             log=lambda line: print(line, flush=True))
-suite64.write_bundle(snakemake.output[0], recs)
+suite64.write_bundle(snakemake.output[0], recs,
+                     suite64.step1_provenance(cfg.name, p.settings, suite64.pairs_of(p.pairs)))
 print(f"{cfg.name}: {len(recs)} pairs, {sum(r['wall_s'] for r in recs):.1f} s")

@@ -5,11 +5,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w")
 
-import pandas as pd  # noqa: E402
 
-from gaugelab import tables  # noqa: E402
+from gaugelab import records, tables  # noqa: E402
 
-d5 = pd.read_csv(snakemake.input[0], keep_default_na=False, na_values=[""])
+d5 = records.read_table(snakemake.input[0], keep_default_na=False, na_values=[""])
 d5["note"] = d5["note"].fillna("")
 Path(snakemake.output.tex).write_text(tables.d5_latex(d5))
 Path(snakemake.output.html).write_text(tables.d5_html(d5))

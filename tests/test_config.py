@@ -55,5 +55,102 @@ def test_the_readmes_config_examples_work_as_written(override):
 
     root = Path(__file__).resolve().parents[1]
     proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--quiet", "rules", "--config", override],
-                          cwd=root, capture_output=True, text=True)
+                          check=False, cwd=root, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize("bad, key, message", [
+    ({"zoo": {"n": 4, "rank": 9}}, "zoo/rank", "planted rank 9 exceeds n = 4"),
+    ({"zoo": {"width": 2}}, "zoo/width", "factor width 2 is below the planted rank 3"),
+    ({"second_size": {"n": 3}}, "second_size/rank", "planted rank 5 exceeds n = 3"),
+    ({"dial": {"width": 1}}, "dial/width", "factor width 1 is below the planted rank 3"),
+    ({"diagnose": {"sensing": {"rank": 13}}}, "diagnose/sensing/rank", "planted rank 13 exceeds n = 12"),
+    ({"zoo": {"n": 2, "rank": 1, "width": 2, "measurements_per_dof": 0.1}}, "zoo/measurements_per_dof",
+     "is 0 measurements at zoo's n = 2"),
+    ({"zoo": {"tol": 0}}, "zoo/tol", "less than or equal to the minimum of 0"),
+    ({"dial": {"tol": -1e-7}}, "dial/tol", "less than or equal to the minimum of 0"),
+    ({"zoo": {"init": 0}}, "zoo/init", "less than or equal to the minimum of 0"),
+    ({"zoo": {"init": float("inf")}}, "zoo/init", "not a finite number"),
+    ({"zoo": {"grids": {"adam": [1e-3, 0]}}}, "zoo/grids/adam/1", "less than or equal to the minimum of 0"),
+    ({"dial": {"lrs": [float("nan")]}}, "dial/lrs/0", "not a finite number"),
+    ({"twins": {"lr": {"adam": -1e-3}}}, "twins/lr/adam", "less than or equal to the minimum of 0"),
+    ({"twins": {"d": 30}}, "twins/d", "d = 30 is not a multiple of H = 4"),
+    ({"diagnose": {"attention": {"d": 33}}}, "diagnose/attention/d", "d = 33 is not a multiple of n_head = 4"),
+    ({"twins": {"steps": 6}}, "twins/checkpoints", "[10, 50, 100, 300, 600, 1000, 1500] lie beyond steps = 6"),
+    ({"zoo": {"budget": 1000000000000}}, "zoo/budget", "greater than the maximum of 10000000"),
+    ({"dial": {"budget": 10**8}}, "dial/budget", "greater than the maximum of 10000000"),
+    ({"schedule_control": {"rmsprop_budget": 10**8}}, "schedule_control/rmsprop_budget", "maximum of 10000000"),
+    ({"nuclear_reference": {"max_iter": 10**8}}, "nuclear_reference/max_iter", "maximum of 10000000"),
+    ({"twins": {"steps": 10**8}}, "twins/steps", "maximum of 10000000"),
+    ({"diagnose": {"steps": 10**8}}, "diagnose/steps", "maximum of 10000000"),
+    ({"table9": {"steps": {"f64-mod47-L2d64h4": 10**8}}}, "table9/steps/f64-mod47-L2d64h4", "maximum of 10000000"),
+    ({"table9": {"merge": {"steps": 10**8}}}, "table9/merge/steps", "maximum of 10000000"),
+])
+def test_rules_across_keys_and_ceilings_name_the_key(bad, key, message):
+    with pytest.raises(config.ConfigError) as err:
+        config.validate(bad)
+    assert f"config key {key}: " in str(err.value) and message in str(err.value)
+
+
+@pytest.mark.parametrize("optimizers, settings, key, message", [
+    (["torch.optim:Nope"], {}, "diagnose/optimizers/0", "module 'torch.optim' has no attribute 'Nope'"),
+    (["torch.optim:SGD", "no_such_module:Opt"], {}, "diagnose/optimizers/1", "cannot import module 'no_such_module'"),
+    (["adamw"], {}, "diagnose/optimizers/0", "unknown optimizer 'adamw'"),
+    (["collections:OrderedDict"], {}, "diagnose/optimizers/0", "not a torch.optim.Optimizer subclass"),
+    (["torch.optim:Adam"], {"torch.optim:Adam": {"options": {"betas": "oops"}}},
+     "diagnose/settings/torch.optim:Adam/options", "could not be built"),
+    ([], {"adam": {"options": {"beta9": 0.9}}}, "diagnose/settings/adam/options", "unexpected keyword argument 'beta9'"),
+])
+def test_diagnose_optimizers_resolve_at_validation(optimizers, settings, key, message):
+    """An optimizer the diagnostic cannot build fails when the config is read, not in its job."""
+    with pytest.raises(config.ConfigError) as err:
+        config.validate({"diagnose": {"optimizers": optimizers, "settings": settings}})
+    assert f"config key {key}: " in str(err.value) and message in str(err.value)
+
+
+def test_every_error_is_one_line_of_one_message():
+    with pytest.raises(config.ConfigError) as err:
+        config.validate({"zoo": {"n": 4, "rank": 9, "budget": 10**12}, "twins": {"d": 30}, "sedds": [1]})
+    assert err.value.errors == [
+        "config key (top level): Additional properties are not allowed ('sedds' was unexpected)",
+        "config key zoo/budget: 1000000000000 is greater than the maximum of 10000000",
+        "config key zoo/rank: planted rank 9 exceeds n = 4 (X* is n x n)",
+        "config key twins/d: d = 30 is not a multiple of H = 4 (each head is d/H wide)",
+    ]
+    assert str(err.value) == "invalid configuration:\n  " + "\n  ".join(err.value.errors)
+
+
+def test_rules_across_keys_skip_a_block_of_the_wrong_types():
+    """A block the schema refused is not read again (its values may be of any type)."""
+    with pytest.raises(config.ConfigError) as err:
+        config.validate({"zoo": {"n": "forty", "rank": [3]}, "twins": "big", "diagnose": {"optimizers": 5}})
+    assert all(":" in line and "Traceback" not in line for line in err.value.errors)
+    assert {line.split(":")[0] for line in err.value.errors} == {
+        "config key zoo/n", "config key zoo/rank", "config key twins", "config key diagnose/optimizers"}
+
+
+@pytest.mark.parametrize("path", [None, "config.yaml", "tests/config/smoke.yaml"])
+def test_the_shipped_configurations_are_valid(path):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    config.load(None if path is None else root / path)
+
+
+def test_a_config_file_that_cannot_be_read_or_parsed_names_the_file(tmp_path):
+    with pytest.raises(config.ConfigError, match="cannot read the configuration") as err:
+        config.load(tmp_path / "missing.yaml")
+    assert err.value.errors == [f"{tmp_path / 'missing.yaml'}: No such file or directory"]
+    (tmp_path / "bad.yaml").write_text("zoo:\n  n: [4\n")
+    with pytest.raises(config.ConfigError, match="not valid YAML") as err:
+        config.load(tmp_path / "bad.yaml")
+    assert str(tmp_path / "bad.yaml") in err.value.errors[0] and "line 3" in err.value.errors[0]
+
+
+def test_importing_config_does_not_import_torch():
+    """The workflow validates at parse time; only the optimizer check, when it runs, needs torch."""
+    import subprocess
+    import sys
+
+    code = "import sys, gaugelab.config; sys.exit('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

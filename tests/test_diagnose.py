@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from gaugelab import cli, diagnose, optim, runtime
+from gaugelab import cli, diagnose, optim, records, runtime
 
 STEPS = 20  # enough for every verdict but "chaotic", which needs its chaos to saturate
 
@@ -319,7 +319,7 @@ def test_json_figure_and_table(two_bundles, tmp_path):
     html, tex = diagnose.table_html(rows), diagnose.table_latex(rows)
     assert "all agree with their a-priori class" in html and "\\begin{tabular}" in tex
     (tmp_path / "bad.json").write_text("{\"schema\": \"something else\"}")
-    with pytest.raises(diagnose.DiagnoseError, match="not a diagnosis file"):
+    with pytest.raises(records.RecordError, match="bad.json: field 'schema' is 'something else', not a gaugelab"):
         diagnose.read_bundle(tmp_path / "bad.json")
 
 

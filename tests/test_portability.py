@@ -12,7 +12,7 @@ import pytest
 REFERENCE = Path(__file__).resolve().parent / "reference" / "x86-portable"
 COMMANDS = [line.split("gaugelab ", 1)[1].split() for line in (REFERENCE / "README.md").read_text().splitlines()
             if line.startswith("gaugelab ")]
-MACHINE_FIELDS = ("environment", "env", "wall_s")
+MACHINE_FIELDS = ("environment", "env", "wall_s", "digest")  # the digest covers the first three
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,9 @@ def record(**extra):
     base = {"schema": records.SCHEMA, "experiment": "zoo", "method": "gd", "lr": 0.01, "seed": 42,
             "perturbation": 0.0, "status": "diverged", "steps": 7, "train": math.nan,
             "rec": math.nan, "erank": math.nan, "nuc": math.nan, "bal": math.nan,
-            "curve": {"step": [1], "loss": [1.0]}, "config": {}, "environment": {}}
+            "curve": {"step": [1], "loss": [1.0]}, "config": {}, "environment": {},
+            "provenance": records.provenance({"experiment": "zoo", "method": "gd", "lr": 0.01, "seed": 42,
+                                              "perturbation": 0.0}, {})}
     return base | extra
 
 
@@ -34,17 +36,36 @@ def test_a_file_cut_short_is_an_error_naming_it(tmp_path):
 
 
 def test_missing_field_and_bad_status(tmp_path):
-    with pytest.raises(records.RecordError, match="missing field 'seed'"):
-        records.validate({k: v for k, v in record().items() if k != "seed"})
-    with pytest.raises(records.RecordError, match="unknown status"):
-        records.validate(record(status="exploded"))
+    stored = records._stamped(record())
+    with pytest.raises(records.RecordError, match="'seed' is a required property"):
+        records.validate({k: v for k, v in stored.items() if k != "seed"})
+    with pytest.raises(records.RecordError, match="field status: 'exploded' is not one of"):
+        records.validate({**stored, "status": "exploded"})
+
+
+def test_an_edited_record_fails_its_digest(tmp_path):
+    path = tmp_path / "r.json"
+    records.write_json(path, record(rec=0.5))
+    path.write_text(path.read_text().replace('"rec": 0.5', '"rec": 0.25'))
+    with pytest.raises(records.RecordError, match="field digest: does not match the payload"):
+        records.read(path)
+
+
+def test_a_record_at_another_runs_path_is_named_as_such(tmp_path):
+    path = tmp_path / "r.json"
+    records.write_json(path, record())
+    other = records.provenance({"experiment": "zoo", "method": "gd", "lr": 0.03, "seed": 42, "perturbation": 0.0}, {})
+    assert "provenance.what.lr is 0.01, expected 0.03" in records.problem(path, records.SCHEMA, other)
+    assert "other settings" in records.problem(path, records.SCHEMA, records.provenance(
+        record()["provenance"]["what"], {"budget": 5}))
+    assert records.problem(path, records.SCHEMA, record()["provenance"]) is None
 
 
 def test_bundle_roundtrip(tmp_path):
     path = tmp_path / "b.json"
-    records.write_bundle(path, [record(), record(seed=123)])
+    records.write_bundle(path, [record(), record(seed=123)], {"experiment": "zoo", "shard": 0, "shards": 1}, {})
     assert [r["seed"] for r in records.read_bundle(path)] == [42, 123]
-    assert records.is_valid(path, bundle=True) and not records.is_valid(path)
+    assert records.is_valid(path, records.BUNDLE_SCHEMA) and not records.is_valid(path)
 
 
 PORTABLE = {"numerics": "x86-portable", "isa": "AVX2", "blas": "MKL 2024.2", "blas_mode": "COMPATIBLE,STRICT",

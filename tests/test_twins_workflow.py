@@ -40,7 +40,7 @@ def test_twins_target_writes_every_output(twins_run):
         assert (twins_run / path).stat().st_size > 0, path
     runs = sorted((twins_run / "results/runs/twins" / MODEL).rglob("*.json"))
     assert len(runs) == 9  # 5 S6-main + 2 S6-noise + 2 more D.5 pairs; shared pairs run once
-    assert all(records.is_valid(p, twin=True) for p in runs)
+    assert all(records.is_valid(p, records.TWIN_SCHEMA) for p in runs)
     identity = records.read_twin(twins_run / f"results/runs/twins/{MODEL}/adam/identity/init42_seed0.json")
     assert identity["identity_exact"] is True and all(p[1] == 0.0 for p in identity["curve"])
     tex = (twins_run / "results/tables/table3.tex").read_text()

@@ -95,8 +95,8 @@ def test_a_record_cut_short_is_set_aside_and_rerun(smoke, tmp_path):
     victim = work / "results/runs/zoo/adam/lr0.01/seed42.json"
     victim.write_text(victim.read_text()[:100])
     proc = snakemake(work, "--cores", "2")
-    assert "is not a valid record" in proc.stderr
-    assert (work / "results/runs/zoo/adam/lr0.01/seed42.json.invalid").exists()
+    assert "set aside results/runs/zoo/adam/lr0.01/seed42.json: " in proc.stderr and "not valid JSON" in proc.stderr
+    assert len(list((work / "results/set_aside/runs/zoo/adam/lr0.01").glob("seed42.json.*"))) == 1
     assert records.is_valid(victim)
     assert products(work) == products(smoke)
 
@@ -105,13 +105,20 @@ def test_a_record_cut_short_is_set_aside_and_rerun(smoke, tmp_path):
     ("zoo:\n  grids:\n    adamw: [0.01]\n", "zoo/grids"),
     ("zoo:\n  grids:\n    gd: [-0.01]\n", "zoo/grids/gd/0"),
     ("zoo:\n  budgte: 100\n", "budgte"),
+    ("zoo:\n  n: 4\n  rank: 9\n", "zoo/rank"),
+    ("zoo:\n  grids:\n    adam: [.nan]\n", "zoo/grids/adam/0"),
+    ("zoo:\n  budget: 1000000000000\n", "zoo/budget"),
+    ("zoo:\n  tol: -1\n", "zoo/tol"),
+    ("twins:\n  steps: 6\n", "twins/checkpoints"),
+    ("diagnose:\n  optimizers: ['torch.optim:NoSuchOptimizer']\n", "diagnose/optimizers/0"),
 ])
 def test_bad_config_fails_before_any_job(tmp_path, bad, key):
     config = tmp_path / "bad.yaml"
     config.write_text(bad)
     proc = snakemake(tmp_path, "--cores", "1", configfile=config, check=False)
     assert proc.returncode != 0
-    assert key in proc.stderr and "invalid configuration" in proc.stderr
+    assert key in proc.stderr and "gaugelab: invalid configuration" in proc.stderr
+    assert "Traceback" not in proc.stderr and 'File "' not in proc.stderr  # a user error, not a crash
     assert not (tmp_path / "results").exists()
 
 
@@ -138,22 +145,22 @@ def test_lint_is_clean():
     assert "good condition" in proc.stdout + proc.stderr
 
 
-def test_interrupted_run_resumes_and_matches(smoke, tmp_path):
+def test_a_killed_run_resumes_with_the_readmes_command_and_matches(smoke, tmp_path):
+    """kill -9 of Snakemake and its jobs mid-run (the harshest interruption: Snakemake's lock stays),
+    then the README's `snakemake --unlock && snakemake --cores all`."""
     cmd = SNAKEMAKE + ["--directory", str(tmp_path), "--configfile", str(SMOKE), "--cores", "2"]
-    # Ctrl-C's default action restored for Snakemake: where the tests themselves run with SIGINT
-    # ignored (a shell's background job), Python would inherit that and never see the Ctrl-C.
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     summary = tmp_path / "results/zoo/summary.csv"
     deadline = time.time() + 300
     while time.time() < deadline and not summary.exists():
         time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C mid-run, once the zoo's training is done
+    os.killpg(proc.pid, signal.SIGKILL)  # mid-run, once the zoo's training is done
     proc.wait(timeout=60)
     assert not (tmp_path / "results/paper/comparison.csv").exists(), "the interruption should land mid-run"
     runs = sorted((tmp_path / "results/runs/zoo").rglob("seed*.json"))
     assert len(runs) == 36 and all(records.is_valid(p) for p in runs)
     before = {p: p.stat().st_mtime_ns for p in runs}
+    snakemake(tmp_path, "--unlock")
     snakemake(tmp_path, "--cores", "2")
     assert all(p.stat().st_mtime_ns == t for p, t in before.items()), "finished training jobs were rerun"
     assert products(tmp_path) == products(smoke)

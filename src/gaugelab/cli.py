@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 from pathlib import Path
 
@@ -10,11 +12,75 @@ from . import config as configuration
 from . import controls, optim, records, runner, runtime
 
 
+class UsageError(SystemExit):
+    """A user error the command finds itself: :func:`main` prints ``gaugelab: <message>`` and the
+    process exits 2, as argparse's usage errors do; from Python the message is the exception's text."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.code = 2
+
+
+# --- argument types: argparse refuses a bad value itself, with a one-line usage error -------------
+
+def _checked(kind, text: str, ok, what: str):
+    try:
+        value = kind(text)
+    except ValueError:
+        value = None
+    if value is None or not ok(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    return _checked(int, text, lambda v: v >= 1, "a positive integer")
+
+
+def nonnegative_int(text: str) -> int:
+    return _checked(int, text, lambda v: v >= 0, "a non-negative integer")
+
+
+def positive_float(text: str) -> float:
+    """A finite number above 0 (float() takes 'nan' and 'inf', which no rate or scale may be)."""
+    return _checked(float, text, lambda v: math.isfinite(v) and v > 0, "a positive finite number")
+
+
+def finite_float(text: str) -> float:
+    return _checked(float, text, math.isfinite, "a finite number")
+
+
+# --- outputs: checked before any training, so a bad path does not cost the run ------------------
+
+def _writable_folder(folder: Path, flag: str, given: str) -> None:
+    """The nearest existing folder at or above ``folder`` must be a folder this process can write
+    in (records.write_json creates the missing ones below it)."""
+    existing = folder
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"{flag} {given}: {existing} is not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {given}: cannot write in {existing}")
+
+
+def _output(path: str, flag: str = "-o") -> None:
+    """A record's path: a new or regular file (the record replaces it by a rename, which would put
+    a plain file in place of a device such as /dev/null)."""
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"{flag} {path} is a folder; name the record's file")
+    if target.exists() and not target.is_file():
+        raise UsageError(f"{flag} {path} is not a regular file")
+    _writable_folder(target.parent, flag, path)
+
+
 def _sensing(args: argparse.Namespace) -> int:
+    _output(args.output)
     cfg = configuration.load(args.config)
     experiments = controls.sensing_experiments(cfg)  # the zoo and the arms of its controls
     if args.experiment not in experiments:
-        raise SystemExit(f"gaugelab: no sensing experiment {args.experiment!r}; known: {', '.join(experiments)}")
+        raise UsageError(f"no sensing experiment {args.experiment!r}; known: {', '.join(experiments)}")
     exp = dict(experiments[args.experiment])
     for key in ("n", "rank", "width", "budget", "init", "tol"):
         if getattr(args, key) is not None:
@@ -22,9 +88,7 @@ def _sensing(args: argparse.Namespace) -> int:
     if args.schedule is not None:
         others = [m for m in exp["decayed"] if m != args.method]
         exp["decayed"] = others + ([args.method] if args.schedule == "cosine" else [])
-    configuration.validate({"zoo": exp})  # every sensing experiment has the zoo block's schema
-    if args.lr <= 0:
-        raise SystemExit(f"gaugelab: --lr must be positive, got {args.lr}")
+    configuration.validate({"zoo": exp})  # every sensing experiment has the zoo block's schema and rules
     record, = runner.run_cells(args.experiment, exp, args.method, args.seed, [args.lr],
                                perturbations=[args.perturbation], dtype=args.dtype or cfg["dtype"],
                                device=args.device or cfg["device"], threads=args.threads)
@@ -43,16 +107,16 @@ def _diagnose(args: argparse.Namespace) -> int:
     for item in args.option or []:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise SystemExit(f"gaugelab: --option takes KEY=VALUE, got {item!r}")
-        options[key] = yaml.safe_load(value)
-    try:
-        result = diagnose.run_all(args.optimizer, diagnose.testbeds_of(args.testbed), steps=args.steps, lr=args.lr,
-                                  dtype=args.dtype, sigma=args.sigma, options=options, threads=args.threads)
-    except diagnose.DiagnoseError as exc:
-        print(f"gaugelab: {exc}", file=sys.stderr)
-        return 2
-    label = diagnose.label_of(args.optimizer)
-    output = args.output or f"diagnose_{label}.json"
+            raise UsageError(f"--option takes KEY=VALUE, got {item!r}")
+        try:
+            options[key] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise UsageError(f"--option {item}: the value is not YAML ({configuration.yaml_problem(exc)})") from None
+    configuration.validate({"diagnose": {"steps": args.steps, "lr": args.lr, "dtype": args.dtype}})
+    output = args.output or f"diagnose_{diagnose.label_of(args.optimizer)}.json"
+    _output(output)
+    result = diagnose.run_all(args.optimizer, diagnose.testbeds_of(args.testbed), steps=args.steps, lr=args.lr,
+                              dtype=args.dtype, sigma=args.sigma, options=options, threads=args.threads)
     stem = None if args.no_figure else output.removesuffix(".json")
     diagnose.write(result, output, stem)
     for report in result["reports"].values():
@@ -65,10 +129,12 @@ def _diagnose(args: argparse.Namespace) -> int:
 def _twins(args: argparse.Namespace) -> int:
     from . import twins
 
+    _output(args.output)
     cfg = configuration.load(args.config)
     settings = dict(cfg["twins"])
-    if args.steps is not None:
+    if args.steps is not None:  # a shorter run: the configured checkpoints it reaches
         settings["steps"] = args.steps
+        settings["checkpoints"] = [c for c in settings["checkpoints"] if c <= args.steps]
     for name in ("lr", "lr_aux"):
         if getattr(args, name) is not None:
             settings[name] = {**settings["lr"], args.optimizer: args.lr} if name == "lr" else args.lr_aux
@@ -76,7 +142,7 @@ def _twins(args: argparse.Namespace) -> int:
     try:
         pair = twins.Pair.of(args.optimizer, args.twin, args.init_seed, args.twin_seed, args.sigma or 0.0)
     except ValueError as exc:
-        raise SystemExit(f"gaugelab: {exc}") from None
+        raise UsageError(str(exc)) from None
     record = twins.train_pair(pair, settings, threads=args.threads)
     records.write_json(args.output, record)
     steps = "  ".join(f"{s}: {d:.2e}" for s, d, _, _ in record["curve"])
@@ -93,12 +159,20 @@ def _table9(args: argparse.Namespace) -> int:
 
     settings = dict(configuration.load(args.config)["table9"])
     models = args.model or settings["configs"]
+    if args.step1 and args.steps is not None:
+        raise UsageError("--steps does not apply to --step1 (the subset is steps 0 and 1)")
     if suite64.TEXT in models and not args.corpus:
-        raise SystemExit(f"gaugelab: {suite64.TEXT} needs --corpus (the tiny-Shakespeare input.txt)")
+        raise UsageError(f"{suite64.TEXT} needs --corpus (the tiny-Shakespeare input.txt)")
+    if args.corpus and not Path(args.corpus).is_file():
+        raise UsageError(f"--corpus {args.corpus}: no such file")
+    _writable_folder(Path(args.root), "--root", args.root)
     pairs = [p for p in suite64.pairs_of(settings["pairs"])
              if (not args.optimizer or p.optimizer in args.optimizer) and (not args.twin or p.twin in args.twin)]
-    steps = {m: args.steps or settings["steps"][m] for m in models}
-    jobs = table9_local.plan(models, pairs, step1=args.step1, root=Path(args.root), force=args.force)
+    full = settings["steps"]
+    steps = {m: args.steps if args.steps is not None else full[m] for m in models}
+    configuration.validate({"table9": {**settings, "steps": {**full, **steps}}})  # the schema's ceiling
+    short = {m: s for m, s in steps.items() if s != full[m]}  # not the workflow's record: elsewhere
+    jobs = table9_local.plan(models, pairs, step1=args.step1, root=Path(args.root), force=args.force, short=short)
     print(f"{len(jobs)} job(s), {args.jobs} at a time on {args.device}", flush=True)
     failed = table9_local.run(jobs, settings, steps=steps, pairs=pairs, device=args.device, threads=args.threads,
                               workers=args.jobs, corpus_path=args.corpus)
@@ -110,23 +184,23 @@ def parser() -> argparse.ArgumentParser:
     sub = top.add_subparsers(dest="command", required=True)
     s = sub.add_parser("sensing", help="one matrix-sensing run (method, lr, seed) -> one JSON record")
     s.add_argument("--method", required=True, choices=sorted(optim.REGISTRY))
-    s.add_argument("--lr", required=True, type=float)
-    s.add_argument("--seed", required=True, type=int)
+    s.add_argument("--lr", required=True, type=positive_float)
+    s.add_argument("--seed", required=True, type=nonnegative_int)
     s.add_argument("-o", "--output", required=True, help="record path (JSON)")
     s.add_argument("--config", help="YAML config (default: the paper's protocol)")
     s.add_argument("--experiment", default="zoo",
                    help="sensing experiment: zoo or an arm of a control (second_size, schedule_decay_full, ...)")
-    s.add_argument("--budget", type=int, help="step budget T (also the cosine horizon)")
-    s.add_argument("--init", type=float, help="factor initialisation scale")
-    s.add_argument("--n", type=int, help="target size n")
-    s.add_argument("--rank", type=int, help="planted rank")
-    s.add_argument("--width", type=int, help="factor width k")
-    s.add_argument("--tol", type=float, help="interpolation bar")
+    s.add_argument("--budget", type=positive_int, help="step budget T (also the cosine horizon)")
+    s.add_argument("--init", type=positive_float, help="factor initialisation scale")
+    s.add_argument("--n", type=positive_int, help="target size n")
+    s.add_argument("--rank", type=positive_int, help="planted rank")
+    s.add_argument("--width", type=positive_int, help="factor width k")
+    s.add_argument("--tol", type=positive_float, help="interpolation bar")
     s.add_argument("--schedule", choices=["const", "cosine"], help="override the method's schedule")
-    s.add_argument("--perturbation", type=float, default=0.0, help="scale U0 by (1 + this)")
+    s.add_argument("--perturbation", type=finite_float, default=0.0, help="scale U0 by (1 + this)")
     s.add_argument("--dtype", choices=["float32", "float64"])
     s.add_argument("--device", choices=["auto", "cpu", "cuda"])
-    s.add_argument("--threads", type=int, help="torch threads")
+    s.add_argument("--threads", type=positive_int, help="torch threads")
     s.set_defaults(func=_sensing)
     d = sub.add_parser("diagnose", help="put an optimizer through the twin triplet (gauge, A=I, noise) -> verdict",
                        description="Verdicts and thresholds: see gaugelab.diagnose (module docstring) and the README.")
@@ -134,13 +208,13 @@ def parser() -> argparse.ArgumentParser:
                    help="a registry name (adam, muon, ...) or package.module:Attr (a torch.optim.Optimizer "
                         "subclass, a factory returning one, or a gaugelab.optim.Rule)")
     d.add_argument("--testbed", default="sensing", help="sensing, attention or both (default: sensing)")
-    d.add_argument("--steps", type=int, default=100, help="training steps per copy (default 100)")
-    d.add_argument("--lr", type=float, default=1e-2, help="learning rate (default 1e-2)")
+    d.add_argument("--steps", type=positive_int, default=100, help="training steps per copy (default 100)")
+    d.add_argument("--lr", type=positive_float, default=1e-2, help="learning rate (default 1e-2)")
     d.add_argument("--dtype", choices=["float32", "float64"], default="float64")
     d.add_argument("--option", action="append", metavar="KEY=VALUE",
                    help="optimizer keyword argument (value read as YAML), repeatable")
-    d.add_argument("--sigma", type=float, help="noise twin's relative perturbation (default: sqrt(eps) of --dtype)")
-    d.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    d.add_argument("--sigma", type=positive_float, help="noise twin's relative perturbation (default: sqrt(eps) of --dtype)")
+    d.add_argument("--threads", type=positive_int, default=1, help="torch threads (default 1)")
     d.add_argument("-o", "--output", help="JSON report (default diagnose_<label>.json); figures beside it")
     d.add_argument("--no-figure", action="store_true", help="write the JSON report only")
     d.add_argument("--expect", choices=["equivariant", "basis-dependent", "chaotic", "determinism failure",
@@ -149,19 +223,23 @@ def parser() -> argparse.ArgumentParser:
     t = sub.add_parser("twins", help="one attention twin pair (Section 6) -> one JSON record")
     t.add_argument("--optimizer", required=True, choices=["adam", "sgd", "scalar_adam", "muon"])
     t.add_argument("--twin", required=True, choices=["gauge", "identity", "noise"])
-    t.add_argument("--init-seed", required=True, type=int, help="torch.manual_seed before the model is built")
-    t.add_argument("--twin-seed", type=int, help="gauge draw seed (gauge twins; default 888 noise, 0 identity)")
-    t.add_argument("--sigma", type=float, help="noise scale on W_Q, W_K (noise twins)")
+    t.add_argument("--init-seed", required=True, type=nonnegative_int, help="torch.manual_seed before the model is built")
+    t.add_argument("--twin-seed", type=nonnegative_int, help="gauge draw seed (gauge twins; default 888 noise, 0 identity)")
+    t.add_argument("--sigma", type=positive_float, help="noise scale on W_Q, W_K (noise twins)")
     t.add_argument("-o", "--output", required=True, help="record path (JSON)")
-    t.add_argument("--steps", type=int, help="training steps (default: the config's, 1500)")
-    t.add_argument("--lr", type=float, help="learning rate of --optimizer (default: the protocol's)")
-    t.add_argument("--lr-aux", type=float, help="Muon hybrid: Adam's lr on the non-matrix parameters")
+    t.add_argument("--steps", type=positive_int,
+                   help="training steps (default: the config's, 1500); checkpoints past it are left out")
+    t.add_argument("--lr", type=positive_float, help="learning rate of --optimizer (default: the protocol's)")
+    t.add_argument("--lr-aux", type=positive_float, help="Muon hybrid: Adam's lr on the non-matrix parameters")
     t.add_argument("--config", help="YAML config (default: the paper's protocol)")
-    t.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    t.add_argument("--threads", type=positive_int, default=1, help="torch threads (default 1)")
     t.set_defaults(func=_twins)
     g = sub.add_parser("table9", help="Table 9's float64 pairs without Snakemake, several at a time (a GPU box)",
                        description="Writes each record where the workflow's table9_full job (or, with --step1, "
                                    "table9_step1) writes it, under --root; `snakemake table9` there tabulates them. "
+                                   "That path is reserved for full-length records: a run whose --steps differs from "
+                                   "the configuration's table9.steps goes to results/runs/table9-short/steps<N>/"
+                                   "<model>/... instead, which no rule reads. "
                                    "Records already present are kept unless --force.")
     g.add_argument("--model", action="append", choices=TABLE9_CONFIGS,
                    help="configuration, repeatable (default: the config's table9.configs), run in this order")
@@ -169,10 +247,11 @@ def parser() -> argparse.ArgumentParser:
                    help="only these optimizers' pairs, repeatable")
     g.add_argument("--twin", action="append", choices=["gauge", "identity", "noise"], help="only these twins, repeatable")
     g.add_argument("--step1", action="store_true", help="the step-1 subset (one bundle per configuration) instead")
-    g.add_argument("--steps", type=int, help="steps per pair (default: the configuration's)")
-    g.add_argument("--jobs", type=int, default=1, help="pairs side by side, one process each (default 1)")
+    g.add_argument("--steps", type=positive_int,
+                   help="steps per pair (default: the configuration's); another length goes to results/runs/table9-short/")
+    g.add_argument("--jobs", type=positive_int, default=1, help="pairs side by side, one process each (default 1)")
     g.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    g.add_argument("--threads", type=int, default=1, help="torch threads per process (default 1)")
+    g.add_argument("--threads", type=positive_int, default=1, help="torch threads per process (default 1)")
     g.add_argument("--corpus", help="tiny-Shakespeare input.txt (checked against its sha256), for the char-LM")
     g.add_argument("--root", default=".", help="the workflow folder the records go under (default .)")
     g.add_argument("--force", action="store_true", help="rerun pairs whose record exists")
@@ -182,10 +261,21 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run a subcommand. A user error is one line on stderr, ``gaugelab: <message>``, and exit
+    status 2, never a traceback: argparse's and :class:`UsageError` leave through SystemExit, a
+    configuration, numerics-contract or diagnostic error returns 2."""
+    from .diagnose import DiagnoseError
+
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except (configuration.ConfigError, runtime.NumericsError) as exc:
+    except UsageError as exc:
+        print(f"gaugelab: {exc}", file=sys.stderr)
+        raise
+    except configuration.ConfigError as exc:
+        print(f"gaugelab: {exc.heading}: {'; '.join(exc.errors)}", file=sys.stderr)
+        return 2
+    except (runtime.NumericsError, DiagnoseError) as exc:
         print(f"gaugelab: {exc}", file=sys.stderr)
         return 2
 

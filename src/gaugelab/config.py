@@ -2,7 +2,9 @@
 
 The workflow (rules/common.smk) and the command line validate through :func:`validate`, so a
 misspelled key, an unknown method or a negative learning rate fails the same way everywhere,
-naming the key, before any run starts.
+naming the key, before any run starts. What one key's schema cannot say (rank at most n, d a
+multiple of the heads, checkpoints within the steps, optimizers that resolve) is checked after it
+(:func:`cross_field_errors`) and reported in the same message.
 """
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ import yaml
 
 
 class ConfigError(ValueError):
-    """A configuration that does not match the schema."""
+    """A configuration that does not match the schema; ``errors`` holds one line per problem."""
+
+    def __init__(self, errors: list[str], heading: str = "invalid configuration"):
+        super().__init__(f"{heading}:\n  " + "\n  ".join(errors))
+        self.errors, self.heading = errors, heading
+
+    def __reduce__(self):  # pickles (a worker process's error) as it was built
+        return type(self), (self.errors, self.heading)
 
 
 @cache
@@ -102,16 +111,124 @@ def _where(error: jsonschema.ValidationError) -> str:
     return "/".join(str(part) for part in error.absolute_path) or "(top level)"
 
 
+def _is_int(*values) -> bool:
+    return all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+
+
+def _is_number(*values) -> bool:
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+
+
+def _sizes(get, where: str, per_dof_from: str | None = None):
+    """A sensing testbed's sizes: X* is n x n of rank r*, U Vᵀ of width k must reach it, and
+    m = int(measurements_per_dof * r*(2n - r*)) must be at least one. ``per_dof_from``: the block
+    whose measurements_per_dof applies (second_size takes the zoo's)."""
+    n, rank, width = get(f"{where}/n"), get(f"{where}/rank"), get(f"{where}/width")
+    per_dof_at = f"{per_dof_from or where}/measurements_per_dof"
+    per_dof = get(per_dof_at)
+    if not _is_int(n, rank, width):
+        return
+    if rank > n:
+        yield f"{where}/rank", f"planted rank {rank} exceeds n = {n} (X* is n x n)"
+    elif width < rank:
+        yield f"{where}/width", (f"factor width {width} is below the planted rank {rank}: U Vᵀ cannot reach X* "
+                                 "(the testbed is over-parameterised, k >= r*)")
+    elif _is_number(per_dof) and int(per_dof * rank * (2 * n - rank)) < 1:
+        yield per_dof_at, f"m = int({per_dof:g} x r*(2n - r*)) is 0 measurements at {where}'s n = {n}, r* = {rank}"
+
+
+def _heads(get, where: str, heads_key: str):
+    d, heads = get(f"{where}/d"), get(f"{where}/{heads_key}")
+    if _is_int(d, heads) and heads and d % heads:
+        yield f"{where}/d", f"d = {d} is not a multiple of {heads_key} = {heads} (each head is d/{heads_key} wide)"
+
+
+def _checkpoints(get):
+    """Checkpoints past the step budget would be dropped without a word (Table 3 would lose its
+    columns and show the last step instead)."""
+    steps, marks = get("twins/steps"), get("twins/checkpoints")
+    if _is_int(steps) and isinstance(marks, list):
+        late = [c for c in marks if _is_int(c) and c > steps]
+        if late:
+            yield "twins/checkpoints", (f"{late} lie beyond steps = {steps}; list the checkpoints up to the "
+                                        "step budget (step 0 and the last step are always added)")
+
+
+def _optimizers(settings: dict):
+    """Every optimizer the diagnostic would run resolves and, with its configured options and lr,
+    builds on a small parameter: an unknown name fails at parse time, not in its job. Imports
+    torch (and the optimizers' modules), so it runs only here, not when this module loads."""
+    import torch
+
+    from . import diagnose
+
+    listed = settings.get("optimizers", [])
+    try:
+        plan = diagnose.plan(settings)
+    except diagnose.DiagnoseError as exc:
+        yield "diagnose/optimizers", str(exc)
+        return
+    for item in plan.values():
+        source = item["source"]
+        try:
+            diagnose.resolve(source)
+        except diagnose.DiagnoseError as exc:
+            yield f"diagnose/optimizers/{listed.index(source)}", str(exc)
+            continue
+        try:
+            spec = diagnose.resolve(source, **item["options"])
+            spec.make([torch.zeros(2, 2, dtype=torch.float64)], lambda params: params[0].square().sum(), item["lr"])
+        except diagnose.DiagnoseError as exc:
+            yield f"diagnose/settings/{source}/options", str(exc)
+
+
+def cross_field_errors(config: dict, refused: set[str] = frozenset()) -> list[tuple[str, str]]:
+    """(key path, message) for each rule that spans keys. A key the schema ``refused`` (a path,
+    or one above or below it) is not read: its value may be of any type."""
+    def get(path: str):
+        if any(path == r or path.startswith(f"{r}/") or r.startswith(f"{path}/") for r in refused):
+            return None
+        value = config
+        for part in path.split("/"):
+            value = value.get(part) if isinstance(value, dict) else None
+        return value
+
+    errors = [*_sizes(get, "zoo"), *_sizes(get, "second_size", "zoo"), *_sizes(get, "dial"),
+              *_sizes(get, "diagnose/sensing"), *_heads(get, "diagnose/attention", "n_head"),
+              *_heads(get, "twins", "H"), *_checkpoints(get)]
+    if isinstance(get("diagnose"), dict):
+        errors += _optimizers(config["diagnose"])
+    return errors
+
+
 def validate(config: dict) -> dict:
     """Fill defaults in place and check ``config``; raise :class:`ConfigError` naming the key."""
     errors = sorted(_Validator(schema()).iter_errors(config), key=lambda e: list(e.absolute_path))
-    if errors:
-        lines = [f"config key {_where(e)}: {e.message}" for e in errors]
-        raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines))
+    lines = [f"config key {_where(e)}: {e.message}" for e in errors]
+    if isinstance(config, dict):
+        refused = {_where(e) for e in errors}
+        lines += [f"config key {where}: {message}" for where, message in cross_field_errors(config, refused)]
+    if lines:
+        raise ConfigError(lines)
     return config
 
 
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """A YAML error in one line (PyYAML's own text spans several, with the offending snippet)."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    return f"{getattr(exc, 'problem', None) or type(exc).__name__}{where}"
+
+
 def load(path: str | Path | None = None) -> dict:
-    """Read a YAML config (or none: the paper's defaults) and validate it."""
-    config = {} if path is None else (yaml.safe_load(Path(path).read_text()) or {})
+    """Read a YAML config (or none: the paper's defaults) and validate it. A file that cannot be
+    read or parsed is a :class:`ConfigError` naming it."""
+    if path is None:
+        return validate({})
+    try:
+        config = yaml.safe_load(Path(path).read_text()) or {}
+    except OSError as exc:
+        raise ConfigError([f"{path}: {exc.strerror or exc}"], "cannot read the configuration") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError([f"{path}: {yaml_problem(exc)}"], "the configuration is not valid YAML") from None
     return validate(config)

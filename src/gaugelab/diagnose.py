@@ -91,9 +91,9 @@ from typing import Callable, Protocol, Sequence
 import torch
 from torch import Tensor
 
-from . import gauge, optim, runner, runtime, sensing
+from . import gauge, optim, records, runner, runtime, sensing
 
-SCHEMA = "gaugelab.diagnose/1"
+SCHEMA = records.DIAGNOSE_SCHEMA
 RATIO = 100.0
 DECADES = 1.0
 NOISE_SEED = 888
@@ -434,7 +434,10 @@ def resolve(source, **options) -> OptimizerSpec:
         if source not in optim.REGISTRY:
             raise DiagnoseError(f"unknown optimizer {source!r}: not in the engine's registry "
                                 f"({', '.join(sorted(optim.REGISTRY))}) and not package.module:Attr")
-        return _engine(source, optim.make(source, **options))
+        try:
+            return _engine(source, optim.make(source, **options))
+        except TypeError as exc:  # an option the rule does not take
+            raise DiagnoseError(f"optimizer {source!r} rejects options {options}: {exc}") from None
     else:
         obj = _import(source)
     if isinstance(obj, optim.Rule):
@@ -645,26 +648,26 @@ def format_line(report: dict) -> str:
     return f"{report['optimizer']} on {report['testbed']['testbed']}: {report['verdict']} — {report['summary']}"
 
 
-def bundle(source: str, reports: list[dict]) -> dict:
+def bundle(source: str, reports: list[dict], provenance: dict) -> dict:
     """The JSON file of one diagnosis: the optimizer and one report per testbed."""
-    return {"schema": SCHEMA, "optimizer": source_of(source), "reports": {r["testbed"]["testbed"]: r for r in reports}}
+    return {"schema": SCHEMA, "optimizer": source_of(source), "reports": {r["testbed"]["testbed"]: r for r in reports},
+            "provenance": provenance}
+
+
+def provenance(source: str, testbeds: Sequence[str], *, steps: int = 100, lr: float | None = 1e-2,
+               dtype: str = "float64", sigma: float | None = None, options: dict | None = None,
+               sizes: dict | None = None, **_) -> dict:
+    """A diagnosis's provenance (records.provenance): the optimizer and every setting of its runs
+    (the defaults are :func:`diagnose`'s); the workflow computes the same to check a file it finds."""
+    settings = {"testbeds": list(testbeds), "steps": steps, "lr": lr, "dtype": dtype, "sigma": sigma,
+                "options": dict(options or {}), "sizes": {k: v for k, v in (sizes or {}).items() if k in testbeds}}
+    return records.provenance({"optimizer": source_of(source)}, settings)
 
 
 def read_bundle(path) -> dict:
-    """A diagnosis file written by :func:`bundle`; a malformed one is an error naming the file."""
-    import json
-    from pathlib import Path
-
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as exc:
-        raise DiagnoseError(f"{path}: not a diagnosis file ({exc})") from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("reports"), dict):
-        raise DiagnoseError(f"{path}: not a diagnosis file (schema {SCHEMA!r} expected)")
-    for name, report in data["reports"].items():
-        if report.get("verdict") not in VERDICTS:
-            raise DiagnoseError(f"{path}: testbed {name!r} has no valid verdict")
-    return data
+    """A diagnosis file written by :func:`bundle` (records.load: schema and digest checked; a
+    malformed one is a RecordError naming the file and the field)."""
+    return records.load(path, SCHEMA)
 
 
 # --- rendering: one figure per diagnosis, one table over many -----------------------------------
@@ -826,8 +829,9 @@ def run_all(source: str, testbeds: Sequence[str], **kw) -> dict:
             raise DiagnoseError(f"unknown testbed {name!r}; use one of {', '.join(TESTBEDS)}")
         if name == "attention":
             make_testbed(name, torch.float64)
+    stamp = provenance(source, testbeds, **kw)
     sizes = kw.pop("sizes", None) or {}
-    return bundle(source, [diagnose(source, name, size=sizes.get(name), **kw) for name in testbeds])
+    return bundle(source, [diagnose(source, name, size=sizes.get(name), **kw) for name in testbeds], stamp)
 
 
 def write(diagnosis: dict, json_path, figure_stem=None) -> list[str]:
@@ -835,7 +839,7 @@ def write(diagnosis: dict, json_path, figure_stem=None) -> list[str]:
     per testbed. Returns the paths written."""
     from pathlib import Path
 
-    from . import figures, records
+    from . import figures
 
     records.write_json(json_path, diagnosis)
     written = [str(json_path)]

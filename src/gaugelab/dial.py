@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from . import select
 
 if TYPE_CHECKING:
     from .optim import Rule

@@ -146,3 +146,11 @@ def html(rows: list[dict]) -> str:
     tau = rows[0]["tau"] if rows else float("nan")
     return _html_table(header, body, f"EXTENSION (not in the paper): per-head Procrustes merge of float64 twins; "
                                      f"head-mergeable iff max per-head QK drift <= {tau:g}")
+
+
+def provenance(pair_provenance: dict, tau: float) -> dict:
+    """A merged pair's provenance (records.provenance): its trained pair's, and the threshold."""
+    from . import records
+
+    return records.provenance({**pair_provenance["what"], "merge_tau": tau},
+                              {"pair": pair_provenance["settings"], "tau": tau}, pair_provenance["numerics"])

@@ -8,7 +8,6 @@ against it.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from torch import Tensor
 
 from . import records, runtime, sensing
 
-SCHEMA = "gaugelab.convex/1"
+SCHEMA = records.CONVEX_SCHEMA
 FIELDS = ("seed", "rec", "erank", "nuc", "nuc_truth", "feasibility", "iterations", "primal_residual",
           "dual_residual", "converged")
 
@@ -107,19 +106,17 @@ def reference(n: int, rank: int, per_dof: float, seed: int, *, max_iter: int = 2
         "dual_residual": sol.dual_residual, "converged": sol.converged,
         "config": {"n": n, "rank": rank, "m": m, "max_iter": max_iter, "tol": tol, "rho": 1.0, "dtype": "float64"},
         "environment": runtime.environment("float64", "cpu"),
+        "provenance": provenance(n, rank, per_dof, seed, max_iter=max_iter, tol=tol),
     }
 
 
+def provenance(n: int, rank: int, per_dof: float, seed: int, *, max_iter: int, tol: float) -> dict:
+    """A reference record's provenance (records.provenance): the instance and the solver's settings."""
+    return records.provenance({"experiment": "nuclear_reference", "seed": int(seed)},
+                              {"n": n, "rank": rank, "measurements_per_dof": per_dof, "max_iter": max_iter,
+                               "tol": tol})
+
+
 def read(path: str | Path) -> dict:
-    """Load one reference record; a missing, cut-short or malformed file is a RecordError naming it."""
-    path = Path(path)
-    try:
-        record = json.loads(path.read_text())
-    except (FileNotFoundError, json.JSONDecodeError) as exc:
-        raise records.RecordError(f"{path}: not a readable reference record: {exc}") from None
-    if not isinstance(record, dict) or record.get("schema") != SCHEMA:
-        raise records.RecordError(f"{path}: not a {SCHEMA} record")
-    missing = [key for key in FIELDS if key not in record]
-    if missing:
-        raise records.RecordError(f"{path}: missing field(s) {', '.join(missing)}")
-    return record
+    """Load one reference record (records.load: schema and digest checked)."""
+    return records.load(path, SCHEMA)

@@ -1,36 +1,108 @@
-"""Run records: one JSON file per run, written atomically, validated when read.
+"""Records: every file a run leaves (one JSON file per run, bundles of runs, diagnoses), with one
+JSON Schema per kind (``gaugelab/data/records/``, the record format for outside readers), one
+write, one read and one error type.
 
-NaN (a diverged run's metrics) is stored as null so the files are strict JSON. A record that does
-not parse or lacks a field is an error that names the file: it is never tabulated.
+A record carries its provenance (what it is, a digest of the settings that determined its
+numbers, the numerics mode) and a digest of its own payload. :func:`problem` says why a file
+cannot be used where a consumer expects a given record: unreadable, not the kind, edited (digest),
+another run than its path names, other settings than the configuration now asked for. NaN (a
+diverged run's metrics) is stored as null so the files are strict JSON.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
 import tempfile
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
-SCHEMA = "gaugelab.run/1"
-STATUSES = ("interpolated", "budget", "diverged")
-REQUIRED = {
-    "schema": str, "experiment": str, "method": str, "lr": float, "seed": int,
-    "perturbation": float, "status": str, "steps": int,
-    "train": (float, type(None)), "rec": (float, type(None)), "erank": (float, type(None)),
-    "nuc": (float, type(None)), "bal": (float, type(None)),
-    "curve": dict, "config": dict, "environment": dict,
-}
+import jsonschema
+import referencing
 
+SCHEMA = "gaugelab.run/2"
+BUNDLE_SCHEMA = "gaugelab.bundle/2"
+TWIN_SCHEMA = "gaugelab.twin/2"
+TWIN_BUNDLE_SCHEMA = "gaugelab.twin_bundle/2"
+CONVEX_SCHEMA = "gaugelab.convex/2"
+DIAGNOSE_SCHEMA = "gaugelab.diagnose/2"
+MERGE_SCHEMA = "gaugelab.merge/2"
+# schema id -> its JSON Schema file in gaugelab/data/records/
+KINDS = {SCHEMA: "run", BUNDLE_SCHEMA: "bundle", TWIN_SCHEMA: "twin", TWIN_BUNDLE_SCHEMA: "twin_bundle",
+         CONVEX_SCHEMA: "convex", DIAGNOSE_SCHEMA: "diagnose", MERGE_SCHEMA: "merge"}
+STATUSES = ("interpolated", "budget", "diverged")
+METRICS = ("train", "rec", "erank", "nuc", "bal")
+TWIN_METRICS = ("acc1", "acc2", "val_loss1", "val_loss2", "train_loss1", "train_loss2")
 
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 
 
 class RecordError(ValueError):
-    """A record file that is missing, cut short or malformed."""
+    """A record that is missing, cut short, malformed, edited or not the one expected; the message
+    names the file and the field."""
 
+
+# --- schemas -------------------------------------------------------------------------------------
+
+def _schema_file(name: str) -> dict:
+    return json.loads(resources.files("gaugelab").joinpath(f"data/records/{name}.schema.json").read_text())
+
+
+@cache
+def _validators() -> dict[str, jsonschema.Draft202012Validator]:
+    schemas = [_schema_file(name) for name in ("provenance", *KINDS.values())]
+    registry = referencing.Registry().with_resources(
+        (s["$id"], referencing.Resource.from_contents(s)) for s in schemas)
+    by_id = {s["$id"]: s for s in schemas}
+    return {kind: jsonschema.Draft202012Validator(by_id[f"urn:gaugelab:{name}"], registry=registry)
+            for kind, name in KINDS.items()}
+
+
+def schema_of(kind: str) -> dict:
+    """The JSON Schema of a record kind (e.g. ``gaugelab.run/2``)."""
+    return _validators()[kind].schema
+
+
+def _where(error: jsonschema.ValidationError) -> str:
+    return "/".join(str(p) for p in error.absolute_path) or "(top level)"
+
+
+def validate(record: Any, source: str = "record", kind: str | None = None) -> dict:
+    """Check a record (as stored: nulls, not NaN) against its kind's schema and the rules a schema
+    cannot state; raise :class:`RecordError` naming ``source`` and the field."""
+    if not isinstance(record, dict):
+        raise RecordError(f"{source}: not a JSON object")
+    found = record.get("schema")
+    if found not in KINDS:
+        raise RecordError(f"{source}: field 'schema' is {found!r}, not a gaugelab record kind "
+                          f"({', '.join(KINDS)})")
+    if kind is not None and found != kind:
+        raise RecordError(f"{source}: a {found} record where a {kind} record is expected")
+    error = jsonschema.exceptions.best_match(_validators()[found].iter_errors(record))
+    if error is not None:
+        raise RecordError(f"{source}: field {_where(error)}: {error.message}")
+    for i, member in enumerate(record.get("records", [])):
+        _check_shape(member, f"{source}[{i}]")
+    _check_shape(record, source)
+    return record
+
+
+def _check_shape(record: dict, source: str) -> None:
+    if record["schema"] == SCHEMA and len(record["curve"]["step"]) != len(record["curve"]["loss"]):
+        raise RecordError(f"{source}: field curve: 'step' and 'loss' differ in length")
+    if record["schema"] == TWIN_SCHEMA:
+        if record["curve"][0][0] != 0:
+            raise RecordError(f"{source}: field curve: must start at step 0")
+        if len(record["per_head_final"]) != record["L"] * record["H"]:
+            raise RecordError(f"{source}: field per_head_final: needs L*H = {record['L'] * record['H']} values")
+
+
+# --- digests and provenance ----------------------------------------------------------------------
 
 def _to_json(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
@@ -46,11 +118,57 @@ def _from_json(value: Any) -> Any:
     return math.nan if value is None else value
 
 
+def _canonical(value: Any) -> bytes:
+    return json.dumps(_to_json(value), sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+
+
+def _sha256(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def settings_digest(settings: dict) -> str:
+    """The digest of every setting that determines a record's numbers (canonical JSON), so two
+    records with the same digest and identity were made by the same computation."""
+    return _sha256(_canonical(settings))
+
+
+def provenance(what: dict, settings: dict, numerics: str | None = None) -> dict:
+    """A record's provenance: its identity, its settings' digest and the numerics mode (default:
+    the one in effect, :func:`gaugelab.runtime.mode`). The workflow computes the same from the
+    configuration to check a record it finds."""
+    from . import runtime
+
+    return {"what": _to_json(dict(what)), "settings": settings_digest(settings),
+            "numerics": numerics or runtime.mode()}
+
+
+def digest_of(payload: dict) -> str:
+    """The digest of a record's payload: its canonical JSON without the ``digest`` field."""
+    return _sha256(_canonical({k: v for k, v in payload.items() if k != "digest"}))
+
+
+def _stamped(payload: dict) -> dict:
+    """``payload`` as stored: nulls for non-finite numbers, members of a bundle and the whole
+    stamped with their digests."""
+    payload = _to_json(payload)
+    if payload.get("schema") in KINDS:
+        if isinstance(payload.get("records"), list):
+            payload["records"] = [_stamped(r) for r in payload["records"]]
+        payload["digest"] = digest_of(payload)
+    return payload
+
+
+# --- one write, one read -------------------------------------------------------------------------
+
 def write_json(path: str | Path, payload: dict) -> None:
-    """Write to a temporary file in the same folder, then rename: readers never see half a file."""
+    """Write a record (stamped with its digest, and checked against its schema) or any JSON
+    object to a temporary file in the same folder, then rename: readers never see half a file."""
     path = Path(path)
+    payload = _stamped(payload)
+    if payload.get("schema") in KINDS:
+        validate(payload, f"{path} (being written)")
+    text = json.dumps(payload, indent=1, sort_keys=True, allow_nan=False) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(_to_json(payload), indent=1, sort_keys=True, allow_nan=False) + "\n"
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; a record is as readable as any output
@@ -64,32 +182,18 @@ def write_json(path: str | Path, payload: dict) -> None:
         raise
 
 
-def validate(record: dict, source: str = "record") -> dict:
-    """Check fields and types; raise :class:`RecordError` naming ``source`` on the first problem."""
-    for key, kind in REQUIRED.items():
-        if key not in record:
-            raise RecordError(f"{source}: missing field {key!r}")
-        value = record[key]
-        if kind is float and isinstance(value, int) and not isinstance(value, bool):
-            continue
-        if not isinstance(value, kind):
-            raise RecordError(f"{source}: field {key!r} has type {type(value).__name__}")
-    if record["schema"] != SCHEMA:
-        raise RecordError(f"{source}: schema {record['schema']!r}, expected {SCHEMA!r}")
-    if record["status"] not in STATUSES:
-        raise RecordError(f"{source}: unknown status {record['status']!r}")
-    curve = record["curve"]
-    if set(curve) != {"step", "loss"} or len(curve["step"]) != len(curve["loss"]):
-        raise RecordError(f"{source}: curve must have equally long 'step' and 'loss' lists")
-    return record
-
-
 def _load_object(path: Path) -> dict:
     """The JSON object in ``path``, or a RecordError saying what is wrong with the file."""
     try:
-        record = json.loads(path.read_text())
+        data = path.read_bytes()
     except FileNotFoundError:
         raise RecordError(f"{path}: no such record") from None
+    except OSError as exc:
+        raise RecordError(f"{path}: cannot be read: {exc.strerror}") from None
+    try:
+        record = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise RecordError(f"{path}: not valid JSON (cut short?): {exc}") from None
     if not isinstance(record, dict):
@@ -97,99 +201,152 @@ def _load_object(path: Path) -> dict:
     return record
 
 
-def read(path: str | Path) -> dict:
-    """Load and validate one record; NaN comes back for the nulls of the metric fields."""
+def load(path: str | Path, kind: str | None = None) -> dict:
+    """The one read: parse, check the schema (``kind`` if given) and the payload digest. Values
+    come back as stored (null for non-finite numbers)."""
     path = Path(path)
-    record = _load_object(path)
-    validate(record, str(path))
-    for key in ("train", "rec", "erank", "nuc", "bal"):
-        record[key] = _from_json(record[key])
+    record = validate(_load_object(path), str(path), kind)
+    if record["digest"] != digest_of(record):
+        raise RecordError(f"{path}: field digest: does not match the payload (edited after it was written)")
+    for i, member in enumerate(record.get("records", [])):
+        if member["digest"] != digest_of(member):
+            raise RecordError(f"{path}[{i}]: field digest: does not match the payload (edited after it was written)")
     return record
 
 
-def is_valid(path: str | Path, bundle: bool = False, twin: bool = False) -> bool:
-    try:
-        read_twin(path) if twin else read_bundle(path) if bundle else read(path)
-    except RecordError:
-        return False
-    return True
+def _run_values(record: dict) -> dict:
+    return {**record, **{k: _from_json(record[k]) for k in METRICS}}
 
 
-def write_bundle(path: str | Path, recs: list[dict]) -> None:
-    """Several records of one job in one file (the sensitivity reruns), written atomically."""
-    write_json(path, {"schema": "gaugelab.bundle/1", "records": recs})
+def _twin_values(record: dict) -> dict:
+    return {**record, **{k: _from_json(record[k]) for k in TWIN_METRICS},
+            "curve": [[_from_json(x) for x in point] for point in record["curve"]],
+            "per_head_final": [_from_json(x) for x in record["per_head_final"]]}
+
+
+def read(path: str | Path) -> dict:
+    """One sensing (or dial) run record; NaN comes back for the nulls of the metric fields."""
+    return _run_values(load(path, SCHEMA))
 
 
 def read_bundle(path: str | Path) -> list[dict]:
-    """Load a bundle and validate each record in it."""
-    path = Path(path)
-    try:
-        payload = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise RecordError(f"{path}: not valid JSON (cut short?): {exc}") from None
-    if not isinstance(payload, dict) or payload.get("schema") != "gaugelab.bundle/1":
-        raise RecordError(f"{path}: not a record bundle")
-    out = []
-    for i, record in enumerate(payload["records"]):
-        validate(record, f"{path}[{i}]")
-        out.append({**record, **{k: _from_json(record[k]) for k in ("train", "rec", "erank", "nuc", "bal")}})
-    return out
+    """The run records of a sensitivity bundle."""
+    return [_run_values(r) for r in load(path, BUNDLE_SCHEMA)["records"]]
 
 
-# --- attention twins (spec: attention.md §10.5) -------------------------------------------------
-
-TWIN_SCHEMA = "gaugelab.twin/1"
-TWIN_STATUSES = ("ok", "nonfinite")
-_NUM = (float, int)
-_OPT = (float, int, type(None))
-TWIN_REQUIRED = {
-    "schema": str, "config": str, "task": str, "P": int, "L": int, "d": int, "H": int, "hd": int,
-    "mlp": int, "n_ctx": int, "steps": int, "steps_done": int, "dtype": str, "device": str,
-    "optimizer": str, "lr": _NUM, "lr_aux": _OPT,
-    "twin": str, "init_seed": int, "twin_seed": int, "sigma": _NUM, "data_seed": int,
-    "curve": list, "per_head_final": list, "acc1": _OPT, "acc2": _OPT, "val_loss1": _OPT,
-    "val_loss2": _OPT, "train_loss1": _OPT, "train_loss2": _OPT,
-    "status": str, "identity_exact": (bool, type(None)), "wall_s": _NUM, "env": dict,
-}
-TWIN_METRICS = ("acc1", "acc2", "val_loss1", "val_loss2", "train_loss1", "train_loss2")
-
-
-def validate_twin(record: dict, source: str = "record") -> dict:
-    """Check a twin record's fields, types and curve; raise :class:`RecordError` naming ``source``."""
-    for key, kind in TWIN_REQUIRED.items():
-        if key not in record:
-            raise RecordError(f"{source}: missing field {key!r}")
-        if isinstance(record[key], bool) and kind is not bool and bool not in _tuple(kind):
-            raise RecordError(f"{source}: field {key!r} has type bool")
-        if not isinstance(record[key], kind):
-            raise RecordError(f"{source}: field {key!r} has type {type(record[key]).__name__}")
-    if record["schema"] != TWIN_SCHEMA:
-        raise RecordError(f"{source}: schema {record['schema']!r}, expected {TWIN_SCHEMA!r}")
-    if record["status"] not in TWIN_STATUSES:
-        raise RecordError(f"{source}: unknown status {record['status']!r}")
-    curve = record["curve"]
-    if not curve or any(not isinstance(p, list) or len(p) != 4 for p in curve) or curve[0][0] != 0:
-        raise RecordError(f"{source}: curve must be [[step, drift, qk_mean, qk_max], ...] from step 0")
-    if len(record["per_head_final"]) != record["L"] * record["H"]:
-        raise RecordError(f"{source}: per_head_final needs L*H = {record['L'] * record['H']} values")
-    return record
-
-
-def _tuple(kind) -> tuple:
-    return kind if isinstance(kind, tuple) else (kind,)
+def write_bundle(path: str | Path, recs: list[dict], what: dict, settings: dict) -> None:
+    """Several run records of one job in one file (the sensitivity reruns), written atomically."""
+    write_json(path, {"schema": BUNDLE_SCHEMA, "records": recs, "provenance": provenance(what, settings)})
 
 
 def read_twin(path: str | Path) -> dict:
-    """Load and validate one twin record; nulls (non-finite values) come back as NaN."""
-    path = Path(path)
-    record = _load_object(path)
-    validate_twin(record, str(path))
-    for key in TWIN_METRICS:
-        record[key] = _from_json(record[key])
-    record["curve"] = [[_from_json(x) for x in point] for point in record["curve"]]
-    record["per_head_final"] = [_from_json(x) for x in record["per_head_final"]]
-    return record
+    """One twin-pair record; nulls (non-finite values) come back as NaN."""
+    return _twin_values(load(path, TWIN_SCHEMA))
 
+
+def read_twin_bundle(path: str | Path) -> list[dict]:
+    """The twin records of a Table 9 step-1 bundle."""
+    return [_twin_values(r) for r in load(path, TWIN_BUNDLE_SCHEMA)["records"]]
+
+
+# --- what a consumer checks ----------------------------------------------------------------------
+
+def _differences(found: Any, expected: Any, where: str) -> list[str]:
+    if isinstance(found, dict) and isinstance(expected, dict):
+        out = []
+        for key in sorted(set(found) | set(expected)):
+            out += _differences(found.get(key), expected.get(key), f"{where}.{key}")
+        return out
+    return [] if found == expected else [f"{where} is {found!r}, expected {expected!r}"]
+
+
+def problem(path: str | Path, kind: str, expected: dict | None = None) -> str | None:
+    """Why the file at ``path`` cannot be used as the ``kind`` record whose provenance should be
+    ``expected`` (see :func:`provenance`), or None when it can. A missing file is no problem
+    here: its job simply runs."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    if kind == TABLE:
+        return _table_problem(path)
+    try:
+        record = load(path, kind)
+    except RecordError as exc:
+        return str(exc)
+    if expected is None:
+        return None
+    found = record["provenance"]
+    if found["numerics"] != expected["numerics"]:
+        return (f"{path}: made under numerics mode {found['numerics']!r}, "
+                f"{expected['numerics']!r} is in effect")
+    wrong = _differences(found["what"], expected["what"], "provenance.what")
+    if wrong:
+        return f"{path}: another run than its path names: {'; '.join(wrong)}"
+    if found["settings"] != expected["settings"]:
+        return f"{path}: made with other settings than the configuration now asks for (provenance.settings differs)"
+    return None
+
+
+# --- intermediate tables (summaries, parts of the comparison) ---------------------------------
+
+TABLE = "table"  # the kind :func:`problem` checks a CSV intermediate as
+
+
+def _sidecar(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256")
+
+
+def write_table(frame, path: str | Path, **to_csv) -> None:
+    """Write an intermediate CSV atomically, with ``<path>.sha256`` (sha256sum's format) beside it,
+    so a file cut short or edited later is found before anything is built from it."""
+    path = Path(path)
+    text = frame.to_csv(index=False, **to_csv)
+    _write_text(path, text)
+    _write_text(_sidecar(path), f"{hashlib.sha256(text.encode()).hexdigest()}  {path.name}\n")
+
+
+def _write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, 0o666 & ~_UMASK)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _table_problem(path: Path) -> str | None:
+    side = _sidecar(path)
+    if not side.exists():
+        return f"{path}: no {side.name} beside it (not written by the workflow, or cut short while written)"
+    stated = side.read_text(errors="replace").split(" ", 1)[0]
+    if stated != hashlib.sha256(path.read_bytes()).hexdigest():
+        return f"{path}: does not match {side.name} (cut short or edited after it was written)"
+    return None
+
+
+def read_table(path: str | Path, **read_csv):
+    """Read an intermediate CSV written by :func:`write_table`; one that does not match its
+    digest is a :class:`RecordError` naming it."""
+    import pandas as pd
+
+    reason = _table_problem(Path(path))
+    if reason:
+        raise RecordError(reason)
+    return pd.read_csv(path, **read_csv)
+
+
+def is_valid(path: str | Path, kind: str = SCHEMA) -> bool:
+    """Whether ``path`` holds a readable, unedited ``kind`` record."""
+    return Path(path).exists() and problem(path, kind) is None
+
+
+def raw_digest(path: str | Path) -> str:
+    """The digest of a file's bytes (what the workflow names a set-aside file by)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
 
 # --- numerics provenance (gaugelab.runtime's contract) -------------------------------------------
 
@@ -233,7 +390,7 @@ def numerics_table(paths: list[str | Path]):
 
     families: dict[str, list[dict]] = {}
     for path in map(Path, paths):
-        payload = _load_object(path)
+        payload = load(path)
         family = path.parts[path.parts.index("runs") + 1] if "runs" in path.parts else path.parent.name
         families.setdefault(family, []).extend(payload["records"] if "records" in payload else [payload])
     one_numerics([r for recs in families.values() for r in recs], "the comparison's records")

@@ -72,7 +72,34 @@ def run_batch(experiment: str, exp: dict, cells: list[Cell], *, rules: dict[str,
         "curve": {"step": r.curve_steps, "loss": r.curve_loss},
         "config": {**size, "schedule": "cosine" if method in exp.get("decayed", []) else "const"},
         "environment": env,
+        "provenance": provenance(experiment, exp, method, r.lr, seed, r.perturbation, dtype),
     } for (method, seed, _, _), r in zip(cells, results)]
+
+
+def run_settings(exp: dict, method: str, dtype: str) -> dict:
+    """Every setting of an experiment that determines one method's runs (the other methods' grids,
+    the selection rule and the device do not)."""
+    keys = ("n", "rank", "width", "measurements_per_dof", "init", "budget", "tol", "check_every")
+    return {"testbed": "sensing", **{k: exp[k] for k in keys}, "loop": exp.get("loop", "canonical"),
+            "early_stop": exp.get("early_stop", True), "dtype": dtype,
+            "schedule": "cosine" if method in exp.get("decayed", []) else "const"}
+
+
+def provenance(experiment: str, exp: dict, method: str, lr: float, seed: int, perturbation: float,
+               dtype: str) -> dict:
+    """A run record's provenance (records.provenance): the workflow computes the same to check a
+    record it finds at the run's path."""
+    what = {"experiment": experiment, "method": method, "lr": float(lr), "seed": int(seed),
+            "perturbation": float(perturbation)}
+    return records.provenance(what, run_settings(exp, method, dtype))
+
+
+def bundle_identity(experiment: str, exp: dict, shard: int, shards: int, seeds: list[int],
+                    perturbations: list[float], dtype: str) -> tuple[dict, dict]:
+    """What a sensitivity bundle is and the settings it depends on (records.write_bundle): which
+    cells it reruns follows from the experiment's runs and its selection rule."""
+    return ({"experiment": experiment, "shard": int(shard), "shards": int(shards)},
+            {"experiment": exp, "seeds": list(seeds), "perturbations": list(perturbations), "dtype": dtype})
 
 
 def run_cells(experiment: str, exp: dict, method: str, seed: int, lrs: list[float], *,

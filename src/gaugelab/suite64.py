@@ -37,7 +37,6 @@ from . import corpus, records, runtime, tasks, transformer, twins
 from .transformer import ModelConfig, Params
 from .twins import DeterminismError, Pair
 
-BUNDLE_SCHEMA = "gaugelab.twin_bundle/1"
 DATA_SEED = 42
 
 
@@ -253,7 +252,35 @@ def record(cfg: ModelConfig, pair: Pair, settings: dict, *, steps: int, steps_do
         "last_batch_loss1": ends.get("last_batch_loss1"), "last_batch_loss2": ends.get("last_batch_loss2"),
         "status": status, "identity_exact": True if pair.twin == "identity" else None,
         "wall_s": round(time.perf_counter() - start, 3), "env": runtime.environment(name, device),
+        "provenance": provenance(cfg.name, pair, settings, steps),
     }
+
+
+def run_settings(model: str, settings: dict, optimizer: str) -> dict:
+    """Every setting of the ``table9`` block that determines one optimizer's pairs of one
+    configuration (the other learning rates, the lists of configurations and pairs, the device
+    and the merge block do not)."""
+    out = {"dtype": settings["dtype"], "momentum": settings["momentum"],
+           "lr": learning_rate(settings, config(model), optimizer)}
+    if optimizer == "muon":
+        out["lr_aux"] = float(settings["lr_aux"])
+    return out
+
+
+def provenance(model: str, pair: Pair, settings: dict, steps: int) -> dict:
+    """A float64 pair record's provenance (records.provenance); the workflow computes the same to
+    check a record it finds: a step-1 record is never taken for a full-length one."""
+    what = {"config": model, "optimizer": pair.optimizer, "twin": pair.twin, "init_seed": pair.init_seed,
+            "twin_seed": pair.twin_seed, "sigma": float(pair.sigma), "steps": int(steps)}
+    return records.provenance(what, run_settings(model, settings, pair.optimizer))
+
+
+def step1_provenance(model: str, settings: dict, pairs: list[Pair]) -> dict:
+    """A step-1 bundle's provenance: its configuration and the pairs it holds."""
+    listed = [[p.optimizer, p.twin, p.init_seed, p.twin_seed, float(p.sigma)] for p in pairs]
+    return records.provenance({"config": model, "steps": 1},
+                              {"pairs": listed, **{p.optimizer: run_settings(model, settings, p.optimizer)
+                                                   for p in pairs}})
 
 
 def end_metrics(task: Task, z1: Tensor, z2: Tensor) -> dict:
@@ -399,25 +426,13 @@ def full_run_paths(models: list[str], pairs: list[Pair]) -> list[str]:
     return [full_run_path(model, pair) for model in models for pair in pairs]
 
 
-def write_bundle(path: str | Path, recs: list[dict]) -> None:
-    for i, r in enumerate(recs):
-        records.validate_twin(records._to_json(r), f"{path}[{i}]")
-    records.write_json(path, {"schema": BUNDLE_SCHEMA, "records": recs})
+def write_bundle(path: str | Path, recs: list[dict], provenance: dict) -> None:
+    records.write_json(path, {"schema": records.TWIN_BUNDLE_SCHEMA, "records": recs, "provenance": provenance})
 
 
 def read_bundle(path: str | Path) -> list[dict]:
-    """Load a step-1 bundle and validate each record (nulls come back as NaN)."""
-    path = Path(path)
-    payload = records._load_object(path)
-    if payload.get("schema") != BUNDLE_SCHEMA:
-        raise records.RecordError(f"{path}: not a float64 twin bundle")
-    out = []
-    for i, r in enumerate(payload["records"]):
-        records.validate_twin(r, f"{path}[{i}]")
-        r["curve"] = [[records._from_json(x) for x in p] for p in r["curve"]]
-        r["per_head_final"] = [records._from_json(x) for x in r["per_head_final"]]
-        out.append(r)
-    return out
+    """Load a step-1 bundle (records.read_twin_bundle; nulls come back as NaN)."""
+    return records.read_twin_bundle(path)
 
 
 def configure(threads: int | None, device: str) -> torch.device:

@@ -5,7 +5,8 @@ few pairs side by side, each in its own process (its own CUDA context and determ
 kernels), finish sooner than one after another. Each pair gives the record the workflow's
 ``table9_full`` job gives (the same :func:`suite64.train_pair`), written where that job writes it,
 so ``snakemake table9`` run in the same folder tabulates it; ``--step1`` writes the step-1
-bundles of ``table9_step1`` instead.
+bundles of ``table9_step1`` instead. A run of another length than the configuration's is not
+that record: it goes to :func:`short_run_path`, which no rule reads.
 """
 
 from __future__ import annotations
@@ -19,12 +20,24 @@ from pathlib import Path
 from . import records, runtime, suite64
 
 
-def plan(models: list[str], pairs: list, *, step1: bool, root: Path, force: bool) -> list[tuple]:
-    """The jobs still to run, as (model, pair or None for a step-1 bundle, output path)."""
-    jobs = []
+def short_run_path(model: str, pair, steps: int) -> str:
+    """results/runs/table9-short/steps<N>/<model>/...: a run of other than the configured length,
+    kept apart from the full-length record the workflow's Table 9 reads (and per length, so an
+    existing record is one of the length asked for)."""
+    full = suite64.full_run_path(model, pair)
+    return full.replace("results/runs/table9/", f"results/runs/table9-short/steps{steps}/", 1)
+
+
+def plan(models: list[str], pairs: list, *, step1: bool, root: Path, force: bool,
+         short: dict[str, int] | None = None) -> list[tuple]:
+    """The jobs still to run, as (model, pair or None for a step-1 bundle, output path); models in
+    ``short`` (model -> steps, other than the configuration's) go to :func:`short_run_path`."""
+    short, jobs = short or {}, []
     for model in models:
         if step1:
             jobs.append((model, None, root / suite64.step1_path(model)))
+        elif model in short:
+            jobs += [(model, pair, root / short_run_path(model, pair, short[model])) for pair in pairs]
         else:
             jobs += [(model, pair, root / suite64.full_run_path(model, pair)) for pair in pairs]
     return [job for job in jobs if force or not job[2].exists()]
@@ -37,7 +50,7 @@ def run_job(model: str, pair, output: Path, settings: dict, *, steps: int | None
     output.parent.mkdir(parents=True, exist_ok=True)
     if pair is None:
         recs = suite64.step1_subset(cfg, task, pairs, settings, dtype=dtype, device=dev, log=lambda line: None)
-        suite64.write_bundle(output, recs)
+        suite64.write_bundle(output, recs, suite64.step1_provenance(model, settings, pairs))
         return f"{model} step-1 subset: {len(recs)} pairs, {sum(r['wall_s'] for r in recs):.1f} s on {dev}"
     rec = suite64.train_pair(pair, cfg, task, settings, steps=steps, dtype=dtype, device=dev)
     records.write_json(output, rec)

@@ -287,4 +287,24 @@ def train_pair(pair: Pair, settings: dict, *, threads: int | None = None, device
         "status": status, "identity_exact": True if pair.twin == "identity" else None,
         "wall_s": round(time.perf_counter() - start, 3),
         "env": runtime.environment(str(params["E"].dtype).removeprefix("torch."), dev),
+        "provenance": provenance(pair, settings),
     }
+
+
+def run_settings(settings: dict, optimizer: str) -> dict:
+    """Every setting of the ``twins`` block that determines one optimizer's pairs (the other
+    optimizers' learning rates, the run sets and the D.5 threshold do not)."""
+    out = {k: v for k, v in settings.items() if k not in ("lr", "lr_aux", "sets", "tau_decades")}
+    out["lr"] = float(settings["lr"][optimizer])
+    if optimizer == "muon":
+        out["lr_aux"] = float(settings["lr_aux"])
+    return out
+
+
+def provenance(pair: Pair, settings: dict) -> dict:
+    """A pair record's provenance (records.provenance); the workflow computes the same to check a
+    record it finds at the pair's path."""
+    what = {"config": model_config(settings).name, "optimizer": pair.optimizer, "twin": pair.twin,
+            "init_seed": pair.init_seed, "twin_seed": pair.twin_seed, "sigma": float(pair.sigma),
+            "steps": int(settings["steps"])}
+    return records.provenance(what, run_settings(settings, pair.optimizer))

@@ -13,6 +13,7 @@ report: "report/workflow.rst"
 
 
 include: "rules/common.smk"
+include: "rules/records.smk"
 include: "rules/data.smk"
 include: "rules/sensing.smk"
 include: "rules/tables.smk"

@@ -130,7 +130,7 @@ SET_ASIDE_REASONS = {}  # set-aside path -> why
 def _set_aside_files():
     found = {}
     for marker in Path(SET_ASIDE).rglob("*") if Path(SET_ASIDE).is_dir() else []:
-        original = "results/" + str(marker.relative_to(SET_ASIDE)).rsplit(".", 1)[0]
+        original = f"results/{marker.relative_to(SET_ASIDE)}".rsplit(".", 1)[0]
         found.setdefault(original, []).append(str(marker))
     return found
 
@@ -173,21 +173,40 @@ def checked_runs(experiment, cells):
                                   run_provenance(experiment, method, lr, seed))]
 
 
-rule set_aside:
-    message:
-        "set aside {params.original}: {params.reason}"
-    output:
-        f"{SET_ASIDE}/{{record}}.{{digest}}",
-    wildcard_constraints:
-        digest=r"[0-9a-f]{12}",
-    log:
-        "logs/set_aside/{record}.{digest}.log",
-    conda:
-        "../envs/gaugelab.yaml"
-    localrule: True
-    params:
-        original=lambda w: f"results/{w.record}",
-        # derived from the output, so not a rerun trigger: found once, the reason is not looked for again
-        reason=lambda w, output: SET_ASIDE_REASONS.get(output[0], "found unusable"),
-    script:
-        "../scripts/set_aside.py"
+# --- the checks of each family's records (used by its rules file; the names they read, such as
+# T9 and DIAGNOSE_PLAN, are defined there: input functions run after every file is read) -------
+
+
+def diagnose_checked(wildcards):
+    """The set-aside inputs of the diagnosis files (rules/common.smk: checked)."""
+    s = config["diagnose"]
+    return [marker for label, item in DIAGNOSE_PLAN.items()
+            for marker in checked(f"results/diagnose/runs/{label}.json", gaugelab_records.DIAGNOSE_SCHEMA,
+                                  gaugelab_diagnose.provenance(item["source"], item["testbeds"], steps=s["steps"],
+                                                               lr=item["lr"], dtype=s["dtype"], options=item["options"],
+                                                               sizes={name: s[name] for name in item["testbeds"]}))]
+
+
+def t9_full_provenance(model, pair):
+    return gaugelab_suite64.provenance(model, pair, T9_SETTINGS, T9["steps"][model])
+
+
+def t9_existing(wildcards):
+    """The full-length records already on disk that can be used (Table 9 is built from whatever
+    exists: rerun the default target after the `gpu` target to fold them in)."""
+    return [gaugelab_suite64.full_run_path(model, pair) for model in T9["configs"] for pair in T9_PAIRS
+            if usable(gaugelab_suite64.full_run_path(model, pair), gaugelab_records.TWIN_SCHEMA,
+                      t9_full_provenance(model, pair))]
+
+
+def t9_unusable(wildcards):
+    """Full-length records on disk that cannot be used (e.g. a short run where a full one belongs)
+    are set aside before Table 9 is built; their pairs count as not run."""
+    return [marker for model in T9["configs"] for pair in T9_PAIRS
+            for marker in checked(gaugelab_suite64.full_run_path(model, pair), gaugelab_records.TWIN_SCHEMA,
+                                  t9_full_provenance(model, pair))]
+
+
+def t9_step1_checked(wildcards):
+    provenance = gaugelab_suite64.step1_provenance(wildcards.model, T9_SETTINGS, T9_PAIRS)
+    return checked(gaugelab_suite64.step1_path(wildcards.model), gaugelab_records.TWIN_BUNDLE_SCHEMA, provenance)

@@ -20,34 +20,8 @@ T9_SETTINGS = {k: T9[k] for k in ("dtype", "momentum", "lr", "lr_aux")}
 T9_FULL = gaugelab_suite64.full_run_paths(T9["configs"], T9_PAIRS)
 # The char-LM's verified corpus, for the text configuration only.
 T9_CORPUS = lambda wildcards: [CORPUS] if wildcards.model == gaugelab_suite64.TEXT else []
-
-
-def t9_full_provenance(model, pair):
-    return gaugelab_suite64.provenance(model, pair, T9_SETTINGS, T9["steps"][model])
-
-
-def t9_existing(wildcards):
-    """The full-length records already on disk that can be used (Table 9 is built from whatever
-    exists: rerun the default target after the `gpu` target to fold them in)."""
-    return [gaugelab_suite64.full_run_path(model, pair) for model in T9["configs"] for pair in T9_PAIRS
-            if usable(gaugelab_suite64.full_run_path(model, pair), gaugelab_records.TWIN_SCHEMA,
-                      t9_full_provenance(model, pair))]
-
-
-def t9_unusable(wildcards):
-    """Full-length records on disk that cannot be used (e.g. a short run where a full one belongs)
-    are set aside before Table 9 is built; their pairs count as not run."""
-    return [marker for model in T9["configs"] for pair in T9_PAIRS
-            for marker in checked(gaugelab_suite64.full_run_path(model, pair), gaugelab_records.TWIN_SCHEMA,
-                                  t9_full_provenance(model, pair))]
-
-
-def t9_step1_checked(wildcards):
-    provenance = gaugelab_suite64.step1_provenance(wildcards.model, T9_SETTINGS, T9_PAIRS)
-    return checked(gaugelab_suite64.step1_path(wildcards.model), gaugelab_records.TWIN_BUNDLE_SCHEMA, provenance)
-
-
-T9_EXISTING = t9_existing
+# Full-length records on disk are folded into Table 9 when they can be used (rules/common.smk:
+# t9_existing) and set aside when not (t9_unusable).
 
 
 rule table9_step1:
@@ -110,7 +84,7 @@ rule table9:
         "Table 9: float64 twins (step-1 columns always, full columns where full runs exist)"
     input:
         step1=[gaugelab_suite64.step1_path(model) for model in T9["configs"]],
-        full=T9_EXISTING,
+        full=t9_existing,
         set_aside=t9_unusable,
     output:
         tex="results/tables/table9.tex",
@@ -136,7 +110,7 @@ rule table9_comparison:
         "Table 9: published versus reproduced"
     input:
         step1=[gaugelab_suite64.step1_path(model) for model in T9["configs"]],
-        full=T9_EXISTING,
+        full=t9_existing,
         set_aside=lambda w: t9_unusable(w) + checked_tables("results/table9/comparison.csv"),
     output:
         "results/table9/comparison.csv",

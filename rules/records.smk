@@ -1,0 +1,22 @@
+# The set_aside job: a record or intermediate table that cannot be used (rules/common.smk:
+# checked) is moved out of its job's way, into results/set_aside/, and that job reruns.
+
+
+rule set_aside:
+    message:
+        "set aside {params.original}: {params.reason}"
+    output:
+        f"{SET_ASIDE}/{{record}}.{{digest}}",
+    wildcard_constraints:
+        digest=r"[0-9a-f]{12}",
+    log:
+        "logs/set_aside/{record}.{digest}.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    localrule: True
+    params:
+        original=lambda w: f"results/{w.record}",
+        # derived from the output, so not a rerun trigger: found once, the reason is not looked for again
+        reason=lambda w, output: SET_ASIDE_REASONS.get(output[0], "found unusable"),
+    script:
+        "../scripts/set_aside.py"

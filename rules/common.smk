@@ -13,7 +13,6 @@ from gaugelab import runner as gaugelab_runner
 from gaugelab import twin_summary as gaugelab_twin_summary
 from gaugelab import twins as gaugelab_twins
 
-
 # Fills the schema's defaults and fails, naming the key, on anything unknown or out of range: one
 # line per problem and no traceback (a user error), before any job.
 try:
@@ -92,8 +91,9 @@ def dial_runs():
 def twin_run_path(pair):
     """results/runs/twins/<model>/<optimizer>/<twin variant>/init<init>_seed<twin seed>.json"""
     model = gaugelab_twins.model_config(config["twins"]).name
-    return (f"results/runs/twins/{model}/{pair.optimizer}/{pair.variant}/"
-            f"init{pair.init_seed}_seed{pair.twin_seed}.json")
+    return (
+        f"results/runs/twins/{model}/{pair.optimizer}/{pair.variant}/" f"init{pair.init_seed}_seed{pair.twin_seed}.json"
+    )
 
 
 def twin_pair(wildcards):
@@ -168,9 +168,15 @@ def run_provenance(experiment, method, lr, seed):
 
 def checked_runs(experiment, cells):
     """:func:`checked` for the run records of ``cells`` ((method, lr, seed) each)."""
-    return [marker for method, lr, seed in cells
-            for marker in checked(run_path(experiment, method, lr, seed), gaugelab_records.SCHEMA,
-                                  run_provenance(experiment, method, lr, seed))]
+    return [
+        marker
+        for method, lr, seed in cells
+        for marker in checked(
+            run_path(experiment, method, lr, seed),
+            gaugelab_records.SCHEMA,
+            run_provenance(experiment, method, lr, seed),
+        )
+    ]
 
 
 # --- the checks of each family's records (used by its rules file; the names they read, such as
@@ -180,11 +186,23 @@ def checked_runs(experiment, cells):
 def diagnose_checked(wildcards):
     """The set-aside inputs of the diagnosis files (rules/common.smk: checked)."""
     s = config["diagnose"]
-    return [marker for label, item in DIAGNOSE_PLAN.items()
-            for marker in checked(f"results/diagnose/runs/{label}.json", gaugelab_records.DIAGNOSE_SCHEMA,
-                                  gaugelab_diagnose.provenance(item["source"], item["testbeds"], steps=s["steps"],
-                                                               lr=item["lr"], dtype=s["dtype"], options=item["options"],
-                                                               sizes={name: s[name] for name in item["testbeds"]}))]
+    return [
+        marker
+        for label, item in DIAGNOSE_PLAN.items()
+        for marker in checked(
+            f"results/diagnose/runs/{label}.json",
+            gaugelab_records.DIAGNOSE_SCHEMA,
+            gaugelab_diagnose.provenance(
+                item["source"],
+                item["testbeds"],
+                steps=s["steps"],
+                lr=item["lr"],
+                dtype=s["dtype"],
+                options=item["options"],
+                sizes={name: s[name] for name in item["testbeds"]},
+            ),
+        )
+    ]
 
 
 def t9_full_provenance(model, pair):
@@ -194,17 +212,27 @@ def t9_full_provenance(model, pair):
 def t9_existing(wildcards):
     """The full-length records already on disk that can be used (Table 9 is built from whatever
     exists: rerun the default target after the `gpu` target to fold them in)."""
-    return [gaugelab_suite64.full_run_path(model, pair) for model in T9["configs"] for pair in T9_PAIRS
-            if usable(gaugelab_suite64.full_run_path(model, pair), gaugelab_records.TWIN_SCHEMA,
-                      t9_full_provenance(model, pair))]
+    return [
+        gaugelab_suite64.full_run_path(model, pair)
+        for model in T9["configs"]
+        for pair in T9_PAIRS
+        if usable(
+            gaugelab_suite64.full_run_path(model, pair), gaugelab_records.TWIN_SCHEMA, t9_full_provenance(model, pair)
+        )
+    ]
 
 
 def t9_unusable(wildcards):
     """Full-length records on disk that cannot be used (e.g. a short run where a full one belongs)
     are set aside before Table 9 is built; their pairs count as not run."""
-    return [marker for model in T9["configs"] for pair in T9_PAIRS
-            for marker in checked(gaugelab_suite64.full_run_path(model, pair), gaugelab_records.TWIN_SCHEMA,
-                                  t9_full_provenance(model, pair))]
+    return [
+        marker
+        for model in T9["configs"]
+        for pair in T9_PAIRS
+        for marker in checked(
+            gaugelab_suite64.full_run_path(model, pair), gaugelab_records.TWIN_SCHEMA, t9_full_provenance(model, pair)
+        )
+    ]
 
 
 def t9_step1_checked(wildcards):

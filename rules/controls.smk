@@ -12,13 +12,18 @@ INIT_ARMS = {scale: gaugelab_controls.init_arm(scale) for scale in config["init_
 
 # Table 2's reference row: min-nuclear-norm interpolant per seed (float64 ADMM) -----------------
 rule nuclear_reference_run:
-    message:
-        "Table 2 reference: min-nuclear-norm interpolant, seed {wildcards.seed}"
     input:
         lambda w: checked(
-            f"results/runs/nuclear_reference/seed{w.seed}.json", gaugelab_records.CONVEX_SCHEMA,
-            gaugelab_nuclear.provenance(config["zoo"]["n"], config["zoo"]["rank"], config["zoo"]["measurements_per_dof"],
-                                        int(w.seed), **config["nuclear_reference"])),
+            f"results/runs/nuclear_reference/seed{w.seed}.json",
+            gaugelab_records.CONVEX_SCHEMA,
+            gaugelab_nuclear.provenance(
+                config["zoo"]["n"],
+                config["zoo"]["rank"],
+                config["zoo"]["measurements_per_dof"],
+                int(w.seed),
+                **config["nuclear_reference"],
+            ),
+        ),
     output:
         "results/runs/nuclear_reference/seed{seed}.json",
     log:
@@ -35,13 +40,13 @@ rule nuclear_reference_run:
         seed=lambda w: int(w.seed),
         testbed={k: config["zoo"][k] for k in ("n", "rank", "measurements_per_dof")},
         settings=config["nuclear_reference"],
+    message:
+        "Table 2 reference: min-nuclear-norm interpolant, seed {wildcards.seed}"
     script:
         "../scripts/nuclear_reference_run.py"
 
 
 rule nuclear_reference_table:
-    message:
-        "Table 2 reference row: per seed and mean"
     input:
         runs=expand("results/runs/nuclear_reference/seed{seed}.json", seed=config["seeds"]),
         set_aside=checked_tables("results/controls/nuclear_reference.csv"),
@@ -58,14 +63,14 @@ rule nuclear_reference_table:
         "logs/nuclear_reference/table.log",
     conda:
         "../envs/gaugelab.yaml"
+    message:
+        "Table 2 reference row: per seed and mean"
     script:
         "../scripts/nuclear_reference_table.py"
 
 
 # Section 5: the second size ----------------------------------------------------------------------
 rule second_size_table:
-    message:
-        "Section 5 second size: selected rows"
     input:
         "results/second_size/summary.csv",
     output:
@@ -82,14 +87,14 @@ rule second_size_table:
         "../envs/gaugelab.yaml"
     params:
         tol=SENSING["second_size"]["tol"],
+    message:
+        "Section 5 second size: selected rows"
     script:
         "../scripts/second_size_table.py"
 
 
 # App. D.4: initialisation scale ---------------------------------------------------------------
 rule init_scale_table:
-    message:
-        "App. D.4 init scale: selected rows and the split check per scale"
     input:
         summaries=[f"results/{arm}/summary.csv" for arm in INIT_ARMS.values()],
         zoo_summary="results/zoo/summary.csv",
@@ -112,14 +117,14 @@ rule init_scale_table:
         inits=list(INIT_ARMS),
         zoo_init=config["zoo"]["init"],
         tol=config["zoo"]["tol"],
+    message:
+        "App. D.4 init scale: selected rows and the split check per scale"
     script:
         "../scripts/init_scale_table.py"
 
 
 # App. D.2: learning-rate sensitivity ----------------------------------------------------------
 rule lr_sensitivity_table:
-    message:
-        "App. D.2 lr sensitivity: every lr, the flow-limit row flagged"
     input:
         "results/lr_sensitivity/summary.csv",
         set_aside=checked_tables("results/controls/lr_sensitivity.csv"),
@@ -139,13 +144,13 @@ rule lr_sensitivity_table:
     params:
         grids=SENSING["lr_sensitivity"]["grids"],
         tol=SENSING["lr_sensitivity"]["tol"],
+    message:
+        "App. D.2 lr sensitivity: every lr, the flow-limit row flagged"
     script:
         "../scripts/lr_sensitivity_table.py"
 
 
 rule lr_sensitivity_figure:
-    message:
-        "App. D.2 figure: recovery against learning rate"
     input:
         "results/controls/lr_sensitivity.csv",
     output:
@@ -160,14 +165,14 @@ rule lr_sensitivity_figure:
         "logs/figures/lr_sensitivity.log",
     conda:
         "../envs/gaugelab.yaml"
+    message:
+        "App. D.2 figure: recovery against learning rate"
     script:
         "../scripts/lr_sensitivity_figure.py"
 
 
 # App. D.1 / Table 6 and App. D.7: the decay control ---------------------------------------------
 rule table6:
-    message:
-        "Table 6: the decay control under rec-sel and spd-sel, midpoint counts"
     input:
         runs=[path for arm in SCHEDULE_ARMS.values() for path in experiment_runs(arm)],
         set_aside=checked_tables(*(f"results/controls/schedule{s}.csv" for s in ("", "_counts", "_deltas"))),
@@ -191,14 +196,14 @@ rule table6:
         grids={mode: SENSING[arm]["grids"] for mode, arm in SCHEDULE_ARMS.items()},
         tol=config["zoo"]["tol"],
         rmsprop_budget=config["schedule_control"]["rmsprop_budget"],
+    message:
+        "Table 6: the decay control under rec-sel and spd-sel, midpoint counts"
     script:
         "../scripts/table6.py"
 
 
 # Section 5 / §8: the three classification counts with the numbers they rest on ---------------
 rule classification:
-    message:
-        "Classification counts: clean split, midpoint under a shared decay, rank split"
     input:
         zoo_summary="results/zoo/summary.csv",
         schedule="results/controls/schedule.csv",
@@ -216,6 +221,8 @@ rule classification:
         "logs/classification.log",
     conda:
         "../envs/gaugelab.yaml"
+    message:
+        "Classification counts: clean split, midpoint under a shared decay, rank split"
     script:
         "../scripts/classification.py"
 
@@ -231,8 +238,6 @@ COMPARISON_PARTS.extend(
 
 
 rule control_comparison:
-    message:
-        "Section 5 controls, {wildcards.control}: published versus reproduced"
     input:
         lambda w: {
             "nuclear_reference": "results/controls/nuclear_reference.csv",
@@ -244,60 +249,60 @@ rule control_comparison:
         "results/controls/{control}_comparison.csv",
     log:
         "logs/controls/{control}_comparison.log",
-    conda:
-        "../envs/gaugelab.yaml"
     wildcard_constraints:
         control="nuclear_reference|second_size|schedule",
+    conda:
+        "../envs/gaugelab.yaml"
     params:
         control=lambda w: w.control,
         tol=config["zoo"]["tol"],
+    message:
+        "Section 5 controls, {wildcards.control}: published versus reproduced"
     script:
         "../scripts/compare_control.py"
 
 
 # Targets: one per control, and all of them ----------------------------------------------------
 rule convex_reference:
-    message:
-        "Table 2's min-nuclear-norm reference row"
     input:
         rules.nuclear_reference_table.output,
         "results/controls/nuclear_reference_comparison.csv",
+    message:
+        "Table 2's min-nuclear-norm reference row"
 
 
 rule second_size:
-    message:
-        "Section 5: the second size"
     input:
         rules.second_size_table.output,
         "results/controls/second_size_comparison.csv",
+    message:
+        "Section 5: the second size"
 
 
 rule init_scale:
-    message:
-        "App. D.4: the initialisation scale"
     input:
         rules.init_scale_table.output,
+    message:
+        "App. D.4: the initialisation scale"
 
 
 rule lr_sensitivity:
-    message:
-        "App. D.2: learning-rate sensitivity"
     input:
         rules.lr_sensitivity_table.output,
         rules.lr_sensitivity_figure.output,
+    message:
+        "App. D.2: learning-rate sensitivity"
 
 
 rule schedule_control:
-    message:
-        "App. D.1 / D.7: the decay control (Table 6) and RMSProp"
     input:
         rules.table6.output,
         "results/controls/schedule_comparison.csv",
+    message:
+        "App. D.1 / D.7: the decay control (Table 6) and RMSProp"
 
 
 rule zoo_controls:
-    message:
-        "Section 5's controls and Table 2's reference row"
     input:
         rules.convex_reference.input,
         rules.second_size.input,
@@ -305,6 +310,8 @@ rule zoo_controls:
         rules.lr_sensitivity.input,
         rules.schedule_control.input,
         rules.classification.output,
+    message:
+        "Section 5's controls and Table 2's reference row"
 
 
 DEFAULT_TARGETS.extend(rules.zoo_controls.input)

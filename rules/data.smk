@@ -18,18 +18,18 @@ if _corpus.get("path") and not Path(CORPUS).exists():
 
 
 rule tinyshakespeare:
-    message:
-        "tiny-Shakespeare: fetch and verify the char-LM corpus"
     output:
         CORPUS,
     log:
         "logs/data/tinyshakespeare.log",
+    priority: 100
     conda:
         "../envs/gaugelab.yaml"
-    priority: 100
     params:
         local=_corpus.get("path"),
         url=_corpus["url"],
         sha256=_corpus["sha256"],
+    message:
+        "tiny-Shakespeare: fetch and verify the char-LM corpus"
     script:
         "../scripts/fetch_corpus.py"

@@ -7,7 +7,6 @@ from gaugelab import diagnose as gaugelab_diagnose
 DIAGNOSE_PLAN = gaugelab_diagnose.plan(config["diagnose"])
 
 
-
 DIAGNOSE_FIGURES = [
     f"results/diagnose/figures/{label}.{testbed}.{ext}"
     for label, item in DIAGNOSE_PLAN.items()
@@ -17,8 +16,6 @@ DIAGNOSE_FIGURES = [
 
 
 rule diagnose_runs:
-    message:
-        "Equivariance diagnostic: {} optimizers on {}".format(len(DIAGNOSE_PLAN), ", ".join(config["diagnose"]["testbeds"]))
     input:
         diagnose_checked,
     output:
@@ -36,33 +33,43 @@ rule diagnose_runs:
     params:
         plan=DIAGNOSE_PLAN,
         settings=config["diagnose"],
+    message:
+        "Equivariance diagnostic: {} optimizers on {}".format(
+            len(DIAGNOSE_PLAN), ", ".join(config["diagnose"]["testbeds"])
+        )
     script:
         "../scripts/diagnose_runs.py"
 
 
 rule diagnose_figures:
-    message:
-        "Equivariance diagnostic: drift of the three twins, one figure per diagnosis"
     input:
         rules.diagnose_runs.output,
     output:
         [
-            report(path, caption="../report/diagnose_figure.rst", category="Equivariance diagnostic",
-                   subcategory="drift figures", labels={"figure": Path(path).stem})
-            if path.endswith(".png") else path
+            (
+                report(
+                    path,
+                    caption="../report/diagnose_figure.rst",
+                    category="Equivariance diagnostic",
+                    subcategory="drift figures",
+                    labels={"figure": Path(path).stem},
+                )
+                if path.endswith(".png")
+                else path
+            )
             for path in DIAGNOSE_FIGURES
         ],
     log:
         "logs/diagnose/figures.log",
     conda:
         "../envs/gaugelab.yaml"
+    message:
+        "Equivariance diagnostic: drift of the three twins, one figure per diagnosis"
     script:
         "../scripts/diagnose_figures.py"
 
 
 rule diagnose_table:
-    message:
-        "Equivariance diagnostic: which optimizers respect the gauge"
     input:
         runs=rules.diagnose_runs.output,
         set_aside=checked_tables("results/diagnose/verdicts.csv"),
@@ -79,18 +86,20 @@ rule diagnose_table:
         "logs/tables/diagnose.log",
     conda:
         "../envs/gaugelab.yaml"
+    message:
+        "Equivariance diagnostic: which optimizers respect the gauge"
     script:
         "../scripts/diagnose_table.py"
 
 
 rule diagnose:
-    message:
-        "Equivariance diagnostic (table and figures)"
     input:
         "results/diagnose/verdicts.csv",
         "results/tables/diagnose.tex",
         "results/tables/diagnose.html",
         DIAGNOSE_FIGURES,
+    message:
+        "Equivariance diagnostic (table and figures)"
 
 
 DEFAULT_TARGETS.extend(rules.diagnose.input)

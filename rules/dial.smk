@@ -3,8 +3,6 @@
 
 
 rule dial_train:
-    message:
-        "Section 7 dial: every Adam-p variant and lr, seed {wildcards.seed}"
     input:
         lambda w: checked_runs("dial", [(name, lr, w.seed) for name in dial_labels() for lr in config["dial"]["lrs"]]),
     output:
@@ -24,13 +22,13 @@ rule dial_train:
         settings=config["dial"],
         dtype=config["dtype"],
         device=config["device"],
+    message:
+        "Section 7 dial: every Adam-p variant and lr, seed {wildcards.seed}"
     script:
         "../scripts/train_dial.py"
 
 
 rule dial_summary:
-    message:
-        "Section 7 dial: S4 selection, tuned envelope, fixed-lr verdicts"
     input:
         runs=dial_runs(),
         set_aside=checked_tables("results/dial/summary.csv", "results/dial/envelope.csv", "results/dial/fixed_lr.csv"),
@@ -44,13 +42,13 @@ rule dial_summary:
         "../envs/gaugelab.yaml"
     params:
         settings=config["dial"],
+    message:
+        "Section 7 dial: S4 selection, tuned envelope, fixed-lr verdicts"
     script:
         "../scripts/summarize_dial.py"
 
 
 rule dial_table:
-    message:
-        "Section 7 dial table"
     input:
         envelope="results/dial/envelope.csv",
         fixed_lr="results/dial/fixed_lr.csv",
@@ -66,13 +64,13 @@ rule dial_table:
         "logs/tables/dial.log",
     conda:
         "../envs/gaugelab.yaml"
+    message:
+        "Section 7 dial table"
     script:
         "../scripts/table_dial.py"
 
 
 rule dial_figure:
-    message:
-        "Section 7 dial figure"
     input:
         envelope="results/dial/envelope.csv",
         zoo_summary="results/zoo/summary.csv",
@@ -90,6 +88,8 @@ rule dial_figure:
         "../envs/gaugelab.yaml"
     params:
         rank=config["dial"]["rank"],
+    message:
+        "Section 7 dial figure"
     script:
         "../scripts/figure_dial.py"
 
@@ -98,8 +98,6 @@ COMPARISON_PARTS.append("results/dial/comparison.csv")
 
 
 rule dial_comparison:
-    message:
-        "Section 7 dial: published versus reproduced"
     input:
         envelope="results/dial/envelope.csv",
         set_aside=checked_tables("results/dial/comparison.csv"),
@@ -109,19 +107,21 @@ rule dial_comparison:
         "logs/dial/comparison.log",
     conda:
         "../envs/gaugelab.yaml"
+    message:
+        "Section 7 dial: published versus reproduced"
     script:
         "../scripts/compare_dial.py"
 
 
 rule dial:
-    message:
-        "Section 7: the Adam-p dial (table, figure, comparison)"
     input:
         "results/tables/dial.tex",
         "results/tables/dial.html",
         "results/figures/dial.pdf",
         "results/figures/dial.png",
         "results/dial/comparison.csv",
+    message:
+        "Section 7: the Adam-p dial (table, figure, comparison)"
 
 
 DEFAULT_TARGETS.extend(rules.dial.input)

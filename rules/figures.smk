@@ -2,8 +2,6 @@
 
 
 rule figure1:
-    message:
-        "Figure 1: the zoo map"
     input:
         summary="results/zoo/summary.csv",
         runs=experiment_runs("zoo"),
@@ -24,5 +22,7 @@ rule figure1:
         grids=config["zoo"]["grids"],
         tol=config["zoo"]["tol"],
         rule=config["zoo"]["selection"],
+    message:
+        "Figure 1: the zoo map"
     script:
         "../scripts/figure1.py"

@@ -4,8 +4,6 @@ COMPARISON_PARTS.append("results/zoo/comparison.csv")
 
 
 rule zoo_comparison:
-    message:
-        "Table 2: published versus reproduced"
     input:
         summary="results/zoo/summary.csv",
         runs=experiment_runs("zoo"),
@@ -17,13 +15,13 @@ rule zoo_comparison:
         "logs/zoo/comparison.log",
     conda:
         "../envs/gaugelab.yaml"
+    message:
+        "Table 2: published versus reproduced"
     script:
         "../scripts/compare_zoo.py"
 
 
 rule numerics:
-    message:
-        "Which machines and numerics mode made the records"
     input:
         records=lambda wildcards: comparison_records(),
         set_aside=checked_tables("results/paper/numerics.csv"),
@@ -33,13 +31,13 @@ rule numerics:
         "logs/paper/numerics.log",
     conda:
         "../envs/gaugelab.yaml"
+    message:
+        "Which machines and numerics mode made the records"
     script:
         "../scripts/numerics.py"
 
 
 rule comparison:
-    message:
-        "Every published number beside the reproduced one"
     input:
         parts=lambda wildcards: COMPARISON_PARTS,
         numerics="results/paper/numerics.csv",
@@ -57,19 +55,21 @@ rule comparison:
         "logs/paper/comparison.log",
     conda:
         "../envs/gaugelab.yaml"
+    message:
+        "Every published number beside the reproduced one"
     script:
         "../scripts/merge_comparison.py"
 
 
 rule zoo:
-    message:
-        "Section 5: Table 2, Figure 1 and their comparison"
     input:
         "results/tables/table2.tex",
         "results/tables/table2.html",
         "results/figures/figure1.pdf",
         "results/figures/figure1.png",
         "results/zoo/comparison.csv",
+    message:
+        "Section 5: Table 2, Figure 1 and their comparison"
 
 
 DEFAULT_TARGETS.extend(rules.zoo.input)

@@ -3,20 +3,20 @@
 
 
 rule set_aside:
-    message:
-        "set aside {params.original}: {params.reason}"
     output:
         f"{SET_ASIDE}/{{record}}.{{digest}}",
-    wildcard_constraints:
-        digest=r"[0-9a-f]{12}",
     log:
         "logs/set_aside/{record}.{digest}.log",
+    wildcard_constraints:
+        digest=r"[0-9a-f]{12}",
+    localrule: True
     conda:
         "../envs/gaugelab.yaml"
-    localrule: True
     params:
         original=lambda w: f"results/{w.record}",
         # derived from the output, so not a rerun trigger: found once, the reason is not looked for again
         reason=lambda w, output: SET_ASIDE_REASONS.get(output[0], "found unusable"),
+    message:
+        "set aside {params.original}: {params.reason}"
     script:
         "../scripts/set_aside.py"

@@ -11,8 +11,6 @@ for _experiment in SENSING_EXPERIMENTS:
         rule:
             name:
                 f"{_experiment}_train_{_shard}"
-            message:
-                f"{_experiment}: training shard {_shard + 1} of {SHARDS}"
             input:
                 checked_runs(_experiment, shard_cells(_experiment, _shard)),
             output:
@@ -33,15 +31,13 @@ for _experiment in SENSING_EXPERIMENTS:
                 settings=SENSING[_experiment],
                 dtype=config["dtype"],
                 device=config["device"],
+            message:
+                f"{_experiment}: training shard {_shard + 1} of {SHARDS}"
             script:
                 "../scripts/train_sensing.py"
 
 
 rule sensing_summary:
-    wildcard_constraints:
-        experiment="|".join(SENSING_EXPERIMENTS),
-    message:
-        "{wildcards.experiment}: aggregate seeds and select learning rates"
     input:
         runs=lambda w: experiment_runs(w.experiment),
         set_aside=lambda w: checked_tables(f"results/{w.experiment}/summary.csv"),
@@ -49,38 +45,50 @@ rule sensing_summary:
         "results/{experiment}/summary.csv",
     log:
         "logs/{experiment}/summary.log",
+    wildcard_constraints:
+        experiment="|".join(SENSING_EXPERIMENTS),
     conda:
         "../envs/gaugelab.yaml"
     params:
         grids=lambda w: SENSING[w.experiment]["grids"],
         rule=lambda w: SENSING[w.experiment]["selection"],
         tol=lambda w: SENSING[w.experiment]["tol"],
+    message:
+        "{wildcards.experiment}: aggregate seeds and select learning rates"
     script:
         "../scripts/summarize_sensing.py"
 
 
 rule sensing_sensitivity:
-    wildcard_constraints:
-        experiment="|".join(SENSING_EXPERIMENTS),
-    message:
-        "{wildcards.experiment}: perturbed reruns of the cells the comparison rests on, shard {wildcards.shard}"
     input:
         runs=lambda w: experiment_runs(w.experiment),
         set_aside=lambda w: checked(
-            f"results/runs/{w.experiment}/sensitivity_shard{w.shard}.json", gaugelab_records.BUNDLE_SCHEMA,
-            gaugelab_records.provenance(*gaugelab_runner.bundle_identity(
-                w.experiment, SENSING[w.experiment], int(w.shard), SHARDS, config["seeds"],
-                config["sensitivity"]["perturbations"], config["dtype"]))),
+            f"results/runs/{w.experiment}/sensitivity_shard{w.shard}.json",
+            gaugelab_records.BUNDLE_SCHEMA,
+            gaugelab_records.provenance(
+                *gaugelab_runner.bundle_identity(
+                    w.experiment,
+                    SENSING[w.experiment],
+                    int(w.shard),
+                    SHARDS,
+                    config["seeds"],
+                    config["sensitivity"]["perturbations"],
+                    config["dtype"],
+                )
+            ),
+        ),
     output:
         "results/runs/{experiment}/sensitivity_shard{shard}.json",
     log:
         "logs/{experiment}/sensitivity_shard{shard}.log",
     benchmark:
         "benchmarks/{experiment}/sensitivity_shard{shard}.tsv"
+    wildcard_constraints:
+        experiment="|".join(SENSING_EXPERIMENTS),
+    priority: 20  # ahead of the summary and figures: the comparison waits on the reruns, not on them
     conda:
         "../envs/gaugelab.yaml"
     threads: 1
-    priority: 20  # ahead of the summary and figures: the comparison waits on the reruns, not on them
     resources:
         mem_mb=2000,
         runtime=60,
@@ -93,5 +101,7 @@ rule sensing_sensitivity:
         perturbations=config["sensitivity"]["perturbations"],
         dtype=config["dtype"],
         device=config["device"],
+    message:
+        "{wildcards.experiment}: perturbed reruns of the cells the comparison rests on, shard {wildcards.shard}"
     script:
         "../scripts/sensitivity_sensing.py"

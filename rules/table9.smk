@@ -25,8 +25,6 @@ T9_CORPUS = lambda wildcards: [CORPUS] if wildcards.model == gaugelab_suite64.TE
 
 
 rule table9_step1:
-    message:
-        "Table 9, step-1 subset: steps 0 and 1 of every float64 pair of {wildcards.model}"
     input:
         corpus=T9_CORPUS,
         set_aside=t9_step1_checked,
@@ -46,18 +44,20 @@ rule table9_step1:
         settings=T9_SETTINGS,
         pairs=T9["pairs"],
         device=T9["step1_device"],
+    message:
+        "Table 9, step-1 subset: steps 0 and 1 of every float64 pair of {wildcards.model}"
     script:
         "../scripts/table9_step1.py"
 
 
 rule table9_full:
-    message:
-        "Table 9, full length: {wildcards.optimizer} {wildcards.variant} twin of {wildcards.model}, init {wildcards.init}, twin seed {wildcards.seed}"
     input:
         corpus=T9_CORPUS,
         set_aside=lambda w: checked(
             f"results/runs/table9/{w.model}/{w.optimizer}/{w.variant}/init{w.init}_seed{w.seed}.json",
-            gaugelab_records.TWIN_SCHEMA, t9_full_provenance(w.model, twin_pair(w))),
+            gaugelab_records.TWIN_SCHEMA,
+            t9_full_provenance(w.model, twin_pair(w)),
+        ),
     output:
         "results/runs/table9/{model}/{optimizer}/{variant}/init{init}_seed{seed}.json",
     log:
@@ -75,13 +75,13 @@ rule table9_full:
         settings=T9_SETTINGS,
         steps=lambda wildcards: T9["steps"][wildcards.model],
         device=T9["device"],
+    message:
+        "Table 9, full length: {wildcards.optimizer} {wildcards.variant} twin of {wildcards.model}, init {wildcards.init}, twin seed {wildcards.seed}"
     script:
         "../scripts/table9_full.py"
 
 
 rule table9:
-    message:
-        "Table 9: float64 twins (step-1 columns always, full columns where full runs exist)"
     input:
         step1=[gaugelab_suite64.step1_path(model) for model in T9["configs"]],
         full=t9_existing,
@@ -98,6 +98,8 @@ rule table9:
         "logs/tables/table9.log",
     conda:
         "../envs/gaugelab.yaml"
+    message:
+        "Table 9: float64 twins (step-1 columns always, full columns where full runs exist)"
     script:
         "../scripts/table9.py"
 
@@ -106,8 +108,6 @@ COMPARISON_PARTS.append("results/table9/comparison.csv")
 
 
 rule table9_comparison:
-    message:
-        "Table 9: published versus reproduced"
     input:
         step1=[gaugelab_suite64.step1_path(model) for model in T9["configs"]],
         full=t9_existing,
@@ -118,15 +118,17 @@ rule table9_comparison:
         "logs/table9/comparison.log",
     conda:
         "../envs/gaugelab.yaml"
+    message:
+        "Table 9: published versus reproduced"
     script:
         "../scripts/compare_table9.py"
 
 
 rule gpu:
-    message:
-        "Table 9: every full-length float64 pair (GPU jobs); rerun the default target afterwards to tabulate them"
     input:
         T9_FULL,
+    message:
+        "Table 9: every full-length float64 pair (GPU jobs); rerun the default target afterwards to tabulate them"
 
 
 DEFAULT_TARGETS.extend(rules.table9.output)
@@ -138,14 +140,14 @@ MERGE = T9["merge"]
 
 
 rule merge_extension_pair:
-    message:
-        "EXTENSION, merging: train and merge the {wildcards.optimizer} {wildcards.variant} twin of {wildcards.model} (init {wildcards.init}, twin seed {wildcards.seed})"
     input:
         lambda w: checked(
             f"results/extension/merge/{w.model}/{w.optimizer}/{w.variant}/init{w.init}_seed{w.seed}.json",
             gaugelab_records.MERGE_SCHEMA,
-            gaugelab_merge.provenance(gaugelab_suite64.provenance(w.model, twin_pair(w), T9_SETTINGS, MERGE["steps"]),
-                                      MERGE["tau"])),
+            gaugelab_merge.provenance(
+                gaugelab_suite64.provenance(w.model, twin_pair(w), T9_SETTINGS, MERGE["steps"]), MERGE["tau"]
+            ),
+        ),
     output:
         "results/extension/merge/{model}/{optimizer}/{variant}/init{init}_seed{seed}.json",
     log:
@@ -160,13 +162,13 @@ rule merge_extension_pair:
         settings=T9_SETTINGS,
         steps=MERGE["steps"],
         tau=MERGE["tau"],
+    message:
+        "EXTENSION, merging: train and merge the {wildcards.optimizer} {wildcards.variant} twin of {wildcards.model} (init {wildcards.init}, twin seed {wildcards.seed})"
     script:
         "../scripts/merge_extension_pair.py"
 
 
 rule merge_extension_table:
-    message:
-        "EXTENSION, merging: the merged-model table"
     input:
         runs=[
             f"results/extension/merge/{MERGE['config']}/{p.optimizer}/{p.variant}/init{p.init_seed}_seed{p.twin_seed}.json"
@@ -186,12 +188,14 @@ rule merge_extension_table:
         "logs/extension/merge_extension.log",
     conda:
         "../envs/gaugelab.yaml"
+    message:
+        "EXTENSION, merging: the merged-model table"
     script:
         "../scripts/merge_extension_table.py"
 
 
 rule merge_extension:
-    message:
-        "EXTENSION (not in the paper): per-head Procrustes merging of twins"
     input:
         rules.merge_extension_table.output,
+    message:
+        "EXTENSION (not in the paper): per-head Procrustes merging of twins"

@@ -2,8 +2,6 @@
 
 
 rule table2:
-    message:
-        "Table 2: the optimizer zoo"
     input:
         summary="results/zoo/summary.csv",
         comparison="results/zoo/comparison.csv",
@@ -19,5 +17,7 @@ rule table2:
         "logs/tables/table2.log",
     conda:
         "../envs/gaugelab.yaml"
+    message:
+        "Table 2: the optimizer zoo"
     script:
         "../scripts/table2.py"

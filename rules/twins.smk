@@ -7,12 +7,12 @@ TWIN_SETTINGS = {k: v for k, v in config["twins"].items() if k not in ("sets", "
 
 
 rule twins_run:
-    message:
-        "Section 6 twins: {wildcards.optimizer} {wildcards.variant} twin, init {wildcards.init}, twin seed {wildcards.seed}"
     input:
         lambda w: checked(
             f"results/runs/twins/{w.model}/{w.optimizer}/{w.variant}/init{w.init}_seed{w.seed}.json",
-            gaugelab_records.TWIN_SCHEMA, gaugelab_twins.provenance(twin_pair(w), TWIN_SETTINGS)),
+            gaugelab_records.TWIN_SCHEMA,
+            gaugelab_twins.provenance(twin_pair(w), TWIN_SETTINGS),
+        ),
     output:
         "results/runs/twins/{model}/{optimizer}/{variant}/init{init}_seed{seed}.json",
     log:
@@ -27,13 +27,13 @@ rule twins_run:
         runtime=30,
     params:
         settings=TWIN_SETTINGS,
+    message:
+        "Section 6 twins: {wildcards.optimizer} {wildcards.variant} twin, init {wildcards.init}, twin seed {wildcards.seed}"
     script:
         "../scripts/train_twins.py"
 
 
 rule twins_summary:
-    message:
-        "Section 6 twins: one summary row per pair, and the Appendix D.5 quantities"
     input:
         runs=twin_runs(),
         set_aside=checked_tables("results/twins/pairs.csv", "results/twins/d5.csv"),
@@ -47,13 +47,13 @@ rule twins_summary:
     params:
         sets=config["twins"]["sets"],
         tau=config["twins"]["tau_decades"],
+    message:
+        "Section 6 twins: one summary row per pair, and the Appendix D.5 quantities"
     script:
         "../scripts/summarize_twins.py"
 
 
 rule table3:
-    message:
-        "Table 3: drift between twins (and QK drift) at the checkpoints"
     input:
         "results/twins/pairs.csv",
     output:
@@ -75,13 +75,13 @@ rule table3:
         "logs/tables/table3.log",
     conda:
         "../envs/gaugelab.yaml"
+    message:
+        "Table 3: drift between twins (and QK drift) at the checkpoints"
     script:
         "../scripts/table3.py"
 
 
 rule table_d5:
-    message:
-        "Appendix D.5: the multi-seed twin summary"
     input:
         "results/twins/d5.csv",
     output:
@@ -96,13 +96,13 @@ rule table_d5:
         "logs/tables/d5.log",
     conda:
         "../envs/gaugelab.yaml"
+    message:
+        "Appendix D.5: the multi-seed twin summary"
     script:
         "../scripts/table_d5.py"
 
 
 rule figure2:
-    message:
-        "Figure 2: attention gauge drift"
     input:
         "results/twins/pairs.csv",
     output:
@@ -117,6 +117,8 @@ rule figure2:
         "logs/figures/figure2.log",
     conda:
         "../envs/gaugelab.yaml"
+    message:
+        "Figure 2: attention gauge drift"
     script:
         "../scripts/figure2.py"
 
@@ -125,8 +127,6 @@ COMPARISON_PARTS.append("results/twins/comparison.csv")
 
 
 rule twins_comparison:
-    message:
-        "Section 6 and Appendix D.5: published versus reproduced"
     input:
         "results/twins/pairs.csv",
         set_aside=checked_tables("results/twins/comparison.csv"),
@@ -138,18 +138,20 @@ rule twins_comparison:
         "../envs/gaugelab.yaml"
     params:
         sets=config["twins"]["sets"],
+    message:
+        "Section 6 and Appendix D.5: published versus reproduced"
     script:
         "../scripts/compare_twins.py"
 
 
 rule twins:
-    message:
-        "Section 6 and Appendix D.5: Table 3, Figure 2, the D.5 table and their comparison"
     input:
         rules.table3.output,
         rules.table_d5.output,
         rules.figure2.output,
         "results/twins/comparison.csv",
+    message:
+        "Section 6 and Appendix D.5: Table 3, Figure 2, the D.5 table and their comparison"
 
 
 DEFAULT_TARGETS.extend(rules.twins.input)

@@ -8,7 +8,9 @@ from gaugelab import config, published, runner, select
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("method", ["adam", "gd", "scalar_adam", "shampoo", "adafactor", "lion", "muon"])
+@pytest.mark.parametrize("method", ["adam", "gd", "scalar_adam", "shampoo", "adafactor",
+                                    pytest.param("lion", marks=pytest.mark.full),
+                                    pytest.param("muon", marks=pytest.mark.full)])
 def test_table2_row_reproduces(method):
     cfg = config.load()
     zoo, grid = cfg["zoo"], cfg["zoo"]["grids"][method]

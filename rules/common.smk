@@ -91,9 +91,8 @@ def dial_runs():
 def twin_run_path(pair):
     """results/runs/twins/<model>/<optimizer>/<twin variant>/init<init>_seed<twin seed>.json"""
     model = gaugelab_twins.model_config(config["twins"]).name
-    return (
-        f"results/runs/twins/{model}/{pair.optimizer}/{pair.variant}/" f"init{pair.init_seed}_seed{pair.twin_seed}.json"
-    )
+    folder = f"results/runs/twins/{model}/{pair.optimizer}/{pair.variant}"
+    return f"{folder}/init{pair.init_seed}_seed{pair.twin_seed}.json"
 
 
 def twin_pair(wildcards):

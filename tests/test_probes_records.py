@@ -140,13 +140,17 @@ def planted(smoke, tmp_path_factory):
     return work
 
 
+READS = {"dry run": ["-n", "--cores", "2"], "lint": ["--lint"], "summary": ["--summary"], "unlock": ["--unlock"],
+         "list": ["--list-rules"], "report": ["--report", "{outside}/report.html"]}
+
+
 @pytest.fixture(scope="module")
 def reads(planted):
     """Each way of reading the workflow, run on the planted copy: what it printed, and the tree
-    before and after."""
+    before and after (the report is written outside it)."""
     out = {}
-    for name, args in [("dry run", ["-n", "--cores", "2"]), ("lint", ["--lint"]), ("summary", ["--summary"]),
-                       ("unlock", ["--unlock"]), ("list", ["--list-rules"])]:
+    for name, args in READS.items():
+        args = [a.format(outside=planted.parent) for a in args]
         before = tree(planted)
         proc = snakemake(planted, *args, check=False)
         out[name] = (proc, before, tree(planted))
@@ -158,7 +162,7 @@ def rerun(planted, reads):
     return snakemake(planted, "--cores", "2")
 
 
-@pytest.mark.parametrize("name", ["dry run", "lint", "summary", "unlock", "list"])
+@pytest.mark.parametrize("name", READS)
 def test_reading_the_workflow_changes_no_file(reads, name):
     proc, before, after = reads[name]
     assert after == before, {k for k in set(before) | set(after) if before.get(k) != after.get(k)}

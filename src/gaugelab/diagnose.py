@@ -794,19 +794,15 @@ def table_html(rows: list[dict]) -> str:
 
 
 def table_latex(rows: list[dict]) -> str:
-    def tex(s: str) -> str:
-        for plain, latex in (("\\", "\\textbackslash{}"), ("_", "\\_"), ("&", "\\&"), ("%", "\\%"),
-                             ("#", "\\#"), ("$", "\\$"), ("×", "$\\times$"), ("≤", "$\\le$")):
-            s = s.replace(plain, latex)
-        return s
+    from .tables import latex_text as tex
 
     lines = ["% Which optimizers respect the gauge (equivariance diagnostic), generated from the",
              "% workflow's diagnosis files. Do not edit.",
              "\\begin{tabular}{lllll}", "\\toprule",
              "Optimizer & Testbed & Verdict & Evidence & A-priori \\\\", "\\midrule"]
     for r in rows:
-        lines.append(f"\\texttt{{{tex(r['optimizer'])}}} & {r['testbed']} & {r['verdict']} & {tex(_evidence(r))} & "
-                     f"{r['a_priori'] or '--'} \\\\")
+        lines.append(f"\\texttt{{{tex(r['optimizer'])}}} & {tex(r['testbed'])} & {tex(r['verdict'])} & "
+                     f"{tex(_evidence(r))} & {tex(r['a_priori'] or '--')} \\\\")
     lines += ["\\bottomrule", "\\end{tabular}"]
     return "\n".join(lines) + "\n"
 

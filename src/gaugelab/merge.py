@@ -131,12 +131,13 @@ def table_rows(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
 
 
 def latex(rows: list[dict]) -> str:
-    from .tables import _latex_table
+    from .tables import _latex_table, latex_text
 
     header, body = table_rows(rows)
     tau = rows[0]["tau"] if rows else float("nan")
-    return _latex_table("EXTENSION (not in the paper): merging float64 twins", header, body,
-                        [f"EXTENSION, not a paper result. Head-mergeable: max per-head QK drift $\\le$ {tau:g}."])
+    return _latex_table("EXTENSION (not in the paper): merging float64 twins", [latex_text(h) for h in header],
+                        [[latex_text(c) for c in row] for row in body],
+                        [latex_text(f"EXTENSION, not a paper result. Head-mergeable: max per-head QK drift ≤ {tau:g}.")])
 
 
 def html(rows: list[dict]) -> str:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from . import compare, published
 from .suite64 import CONFIGS, LABELS, SHORT
-from .tables import TWIN_OPTIMIZER, _html_table, _latex_escape, drift_text
+from .tables import TWIN_OPTIMIZER, _html_table, drift_text, latex_text
 
 ORDER = ("adam", "scalar_adam", "muon", "sgd")  # Table 9's row order
 TWIN_ORDER = ("gauge", "noise", "identity")
@@ -116,20 +116,16 @@ def _notes(table: pd.DataFrame, step1: list[dict], name: str) -> list[str]:
     return notes
 
 
-def _latex_note(note: str) -> str:
-    return _latex_escape(note).replace("×", "$\\times$")
-
-
 def latex(table: pd.DataFrame, step1: list[dict]) -> str:
     width = len(HEADER)
     lines = ["% Table 9 (float64 twins), generated from the workflow's run records. Do not edit.",
              f"\\begin{{tabular}}{{ll{'r' * (width - 2)}}}", "\\toprule", " & ".join(HEADER) + " \\\\"]
     for name in dict.fromkeys(table["config"]):
         lines += ["\\midrule", f"\\multicolumn{{{width}}}{{l}}{{attention {LABELS[name]}}} \\\\", "\\midrule"]
-        lines += [" & ".join(_latex_escape(c) for c in row) + " \\\\" for row in _body(table, name)]
-        lines += [f"\\multicolumn{{{width}}}{{l}}{{\\footnotesize {_latex_note(n)}}} \\\\" for n in _notes(table, step1, name)]
+        lines += [" & ".join(latex_text(c) for c in row) + " \\\\" for row in _body(table, name)]
+        lines += [f"\\multicolumn{{{width}}}{{l}}{{\\footnotesize {latex_text(n)}}} \\\\" for n in _notes(table, step1, name)]
     lines += ["\\bottomrule", "\\end{tabular}"]
-    return "\n".join(lines).replace("–", "--") + "\n"
+    return "\n".join(lines) + "\n"
 
 
 def html(table: pd.DataFrame, step1: list[dict]) -> str:

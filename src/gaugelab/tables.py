@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 
 import pandas as pd
 
@@ -51,8 +52,9 @@ def table2_latex(summary: pd.DataFrame, near_ties: set[str]) -> str:
     ]
     for r in table2_rows(summary, near_ties):
         mark = "$^\\dagger$" if r["near_tie"] else ""
-        lines.append(f"{DISPLAY[r['method']]}{mark} & {r['class']} & {r['lr']:g} & {fmt(r['rec'], 4)} & "
-                     f"{fmt(r['erank'], 2)} & {r['worst_train']:.1e} \\\\")
+        lr, worst = latex_numbers(f"{r['lr']:g}"), latex_numbers(f"{r['worst_train']:.1e}")
+        lines.append(f"{DISPLAY[r['method']]}{mark} & {r['class']} & {lr} & {fmt(r['rec'], 4)} & "
+                     f"{fmt(r['erank'], 2)} & {worst} \\\\")
     lines += ["\\midrule",
               f"\\multicolumn{{6}}{{l}}{{\\footnotesize {_split_line(summary)}}} \\\\"]
     if near_ties:
@@ -162,7 +164,8 @@ def dial_latex(envelope: pd.DataFrame, verdicts: pd.DataFrame) -> str:
                      f"{fmt(r['erank'], 1)} & {int(r['steps']) if math.isfinite(r['steps']) else '--'} \\\\")
     lines += ["\\midrule"]
     for _, v in verdicts.iterrows():
-        lines.append(f"\\multicolumn{{6}}{{l}}{{\\footnotesize fixed lr {v['lr']:g} (RMS): {v['verdict']}}} \\\\")
+        note = latex_text(f"fixed lr {v['lr']:g} (RMS): {v['verdict']}")
+        lines.append(f"\\multicolumn{{6}}{{l}}{{\\footnotesize {note}}} \\\\")
     lines += ["\\bottomrule", "\\end{tabular}"]
     return "\n".join(lines) + "\n"
 
@@ -189,8 +192,25 @@ def _latex_table(comment: str, header: list[str], rows: list[list[str]], notes: 
     return "\n".join(lines) + "\n"
 
 
-def _latex_escape(text: str) -> str:
-    return text.replace("_", "\\_").replace("%", "\\%").replace("<", "$<$").replace(">", "$>$")
+# LaTeX's special characters, and the symbols the tables' text uses, as LaTeX (one pass, so an
+# escape is never escaped again).
+_LATEX = {"\\": "\\textbackslash{}", "&": "\\&", "%": "\\%", "$": "\\$", "#": "\\#", "_": "\\_",
+          "{": "\\{", "}": "\\}", "~": "\\textasciitilde{}", "^": "\\textasciicircum{}", "<": "$<$", ">": "$>$",
+          "≤": "$\\leq$", "≥": "$\\geq$", "×": "$\\times$", "σ": "$\\sigma$", "±": "$\\pm$", "†": "$^\\dagger$",
+          "−": "$-$", "≈": "$\\approx$", "→": "$\\to$", "–": "--", "—": "---", "ᵀ": "$^\\top$"}
+_SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)e([+-]?\d+)(?![\w.])")
+
+
+def latex_numbers(text: str) -> str:
+    """Numbers printed as 5.1e-08 typeset as LaTeX users expect: $5.1\\times10^{-8}$."""
+    return _SCIENTIFIC.sub(lambda m: f"${m.group(1)}\\times10^{{{int(m.group(2))}}}$", text)
+
+
+def latex_text(text: str) -> str:
+    """Plain text (a label, a note, a cell) as LaTeX: every special character escaped, the
+    tables' symbols in math mode, numbers in scientific notation typeset."""
+    return latex_numbers("".join(_LATEX.get(c, c) for c in str(text)))
+
 
 
 def _order(methods) -> list[str]:
@@ -236,9 +256,9 @@ def table6_latex(table: pd.DataFrame, counts: pd.DataFrame, rmsprop_budget: int)
     for method, cells in _table6_body(table, "$^\\dagger$"):
         name = (f"RMSProp, const, $T{{=}}{rmsprop_budget}$" if method == "rmsprop@60k" else DISPLAY[method])
         klass = select.klass(method.split("@")[0])
-        lines.append(f"{name} & {klass} & " + " & ".join(cells) + " \\\\")
+        lines.append(f"{name} & {klass} & " + " & ".join(latex_numbers(c) for c in cells) + " \\\\")
     lines.append("\\midrule")
-    for note in _table6_notes(counts) + ["$^\\dagger$ the selected row did not interpolate (mean train above "
+    for note in [latex_text(n) for n in _table6_notes(counts)] + ["$^\\dagger$ the selected row did not interpolate (mean train above "
                                          "the bar): a floor, not a bias"]:
         lines.append(f"\\multicolumn{{8}}{{l}}{{\\footnotesize {note}}} \\\\")
     lines += ["\\bottomrule", "\\end{tabular}"]
@@ -282,8 +302,8 @@ def simple_table(frame: pd.DataFrame, columns: list[tuple[str, str, int]], heade
                  notes: list[str] = ()) -> tuple[str, str]:
     """A control's table as (LaTeX, HTML) from its extraction frame; every cell from the frame."""
     rows = _rows_for(frame, columns)
-    latex = _latex_table(comment, [_latex_escape(h) for h in header],
-                         [[_latex_escape(c) for c in row] for row in rows], [_latex_escape(n) for n in notes])
+    latex = _latex_table(comment, [latex_text(h) for h in header],
+                         [[latex_text(c) for c in row] for row in rows], [latex_text(n) for n in notes])
     return latex, _html_table(header, rows, "; ".join(notes))
 
 
@@ -339,11 +359,11 @@ def table3_latex(summary: pd.DataFrame, metric: str = "drift") -> str:
     lines = [f"% Table 3 ({what} between twins), generated from the workflow's run records. Do not edit.",
              "\\begin{tabular}{l" + "r" * len(steps) + "}", "\\toprule",
              "Twin & " + " & ".join(str(s) for s in steps) + " \\\\", "\\midrule"]
-    lines += [twin_label(r, latex=True) + " & " + " & ".join(drift_text(v) for v in values) + " \\\\"
-              for r, values in rows]
+    lines += [latex_numbers(twin_label(r, latex=True)) + " & " + " & ".join(latex_text(drift_text(v)) for v in values)
+              + " \\\\" for r, values in rows]
     if metric == "drift":
         lines.append("\\midrule")
-        lines.append(f"\\multicolumn{{{len(steps) + 1}}}{{l}}{{\\footnotesize {table3_footer(summary)}}} \\\\")
+        lines.append(f"\\multicolumn{{{len(steps) + 1}}}{{l}}{{\\footnotesize {latex_text(table3_footer(summary))}}} \\\\")
     lines += ["\\bottomrule", "\\end{tabular}"]
     return "\n".join(lines) + "\n"
 
@@ -373,16 +393,12 @@ def d5_text(quantity: str, value: float) -> tuple[str, str]:
     return D5_LABEL[quantity], drift_text(value)
 
 
-def _latex_symbols(text: str) -> str:
-    return text.replace("σ", "$\\sigma$").replace("≥", "$\\geq$").replace("×", "$\\times$")
-
-
 def d5_latex(d5: pd.DataFrame) -> str:
     lines = ["% Appendix D.5 summary (CPU float32 multi-seed twins), generated from the run records. Do not edit.",
              "\\begin{tabular}{lrl}", "\\toprule", "Quantity & Value & Note \\\\", "\\midrule"]
     for _, r in d5.iterrows():
-        label, text = (_latex_symbols(t) for t in d5_text(r["quantity"], r["value"]))
-        lines.append(f"{label} & {text} & {r['note']} \\\\")
+        label, text = (latex_text(t) for t in d5_text(r["quantity"], r["value"]))
+        lines.append(f"{label} & {text} & {latex_text(r['note'])} \\\\")
     lines += ["\\bottomrule", "\\end{tabular}"]
     return "\n".join(lines) + "\n"
 

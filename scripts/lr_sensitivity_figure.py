@@ -3,7 +3,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
-sys.stdout = sys.stderr = open(snakemake.log[0], "w")
+sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
 
 from gaugelab import figures, records  # noqa: E402

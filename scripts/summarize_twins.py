@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
-sys.stdout = sys.stderr = open(snakemake.log[0], "w")
+sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
 from gaugelab import records  # noqa: E402
 from gaugelab import twin_summary as ts  # noqa: E402

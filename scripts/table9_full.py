@@ -6,7 +6,7 @@ from pathlib import Path
 
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # before torch starts (attention.md §8)
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
-sys.stdout = sys.stderr = open(snakemake.log[0], "w")
+sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
 from gaugelab import records, suite64, twins  # noqa: E402
 

@@ -168,18 +168,7 @@ def write_json(path: str | Path, payload: dict) -> None:
     if payload.get("schema") in KINDS:
         validate(payload, f"{path} (being written)")
     text = json.dumps(payload, indent=1, sort_keys=True, allow_nan=False) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; a record is as readable as any output
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    _write_text(path, text)
 
 
 def _load_object(path: Path) -> dict:
@@ -306,12 +295,16 @@ def write_table(frame, path: str | Path, **to_csv) -> None:
 
 
 def _write_text(path: Path, text: str) -> None:
+    """The one atomic write: a temporary file in the same folder, synced, then renamed, so readers
+    never see half a file; the mode of any other output (mkstemp makes 0600)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "w") as handle:
             handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

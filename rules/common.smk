@@ -10,6 +10,7 @@ from gaugelab import controls as gaugelab_controls
 from gaugelab import dial as gaugelab_dial
 from gaugelab import records as gaugelab_records
 from gaugelab import runner as gaugelab_runner
+from gaugelab import sensing_quantities as gaugelab_sq
 from gaugelab import twin_summary as gaugelab_twin_summary
 from gaugelab import twins as gaugelab_twins
 
@@ -75,6 +76,48 @@ def sensitivity_bundles(experiment):
     return [f"results/runs/{experiment}/sensitivity_shard{shard}.json" for shard in range(SHARDS)]
 
 
+# Experiments with sensitivity reruns (gaugelab.sensing_quantities.rerun_cells): the zoo, the
+# controls' arms whose published rows rest on selected cells, and the dial.
+RERUN_EXPERIMENTS = [e for e in [*SENSING_EXPERIMENTS, "dial"] if gaugelab_sq.has_reruns(e)]
+
+
+SCHEDULE_ARMS = gaugelab_controls.schedule_arm_names(SENSING)  # mode -> sensing experiment
+INIT_ARMS = {scale: gaugelab_controls.init_arm(scale) for scale in config["init_scale"]["inits"]}
+CONTROL_TABLES = {
+    "nuclear_reference": "results/controls/nuclear_reference.csv",
+    "second_size": "results/second_size/summary.csv",
+    "schedule": "results/controls/schedule.csv",
+    "init_scale": "results/controls/init_scale.csv",
+    "lr_sensitivity": "results/controls/lr_sensitivity.csv",
+}
+CONTROL_ARMS = {  # control -> {key: sensing experiment} whose sensitivity reruns it reads
+    "nuclear_reference": {},
+    "second_size": {"second_size": "second_size"},
+    "schedule": SCHEDULE_ARMS,
+    "init_scale": INIT_ARMS,
+    "lr_sensitivity": {"lr_sensitivity": "lr_sensitivity"},
+}
+
+
+def control_rerun_arms(control):
+    return {key: arm for key, arm in CONTROL_ARMS[control].items() if gaugelab_sq.has_reruns(arm)}
+
+
+def landing_page():
+    """The report's first page: the generated one (the description and the verdict) once it
+    exists, the bare description before."""
+    generated = Path("results/paper/report.rst")
+    return str(generated.resolve()) if generated.exists() else "report/workflow.rst"
+
+
+def rerun_settings(experiment):
+    return config["dial"] if experiment == "dial" else SENSING[experiment]
+
+
+def rerun_runs(experiment):
+    return dial_runs() if experiment == "dial" else experiment_runs(experiment)
+
+
 def dial_labels():
     return list(gaugelab_dial.variants(config["dial"]["ps"], config["dial"]["conventions"]))
 
@@ -110,7 +153,8 @@ def twin_runs(*set_names):
 
 def comparison_records():
     """Every record the default target's comparison rests on (the numerics table reads them)."""
-    paths = [p for e in SENSING_EXPERIMENTS for p in experiment_runs(e)] + sensitivity_bundles("zoo")
+    paths = [p for e in SENSING_EXPERIMENTS for p in experiment_runs(e)]
+    paths += [p for e in RERUN_EXPERIMENTS for p in sensitivity_bundles(e)]
     paths += dial_runs() + twin_runs()
     return paths + [gaugelab_suite64.step1_path(model) for model in config["table9"]["configs"]]
 

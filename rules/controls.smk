@@ -6,9 +6,6 @@
 
 from gaugelab import nuclear as gaugelab_nuclear
 
-SCHEDULE_ARMS = gaugelab_controls.schedule_arm_names(SENSING)  # mode -> sensing experiment
-INIT_ARMS = {scale: gaugelab_controls.init_arm(scale) for scale in config["init_scale"]["inits"]}
-
 
 # Table 2's reference row: min-nuclear-norm interpolant per seed (float64 ADMM) -----------------
 rule nuclear_reference_run:
@@ -56,7 +53,7 @@ rule nuclear_reference_table:
         html=report(
             "results/tables/nuclear_reference.html",
             caption="../report/nuclear_reference.rst",
-            category="Section 5: optimizer zoo",
+            category="Section 5 — optimizer zoo",
             labels={"item": "min-nuclear-norm reference"},
         ),
     log:
@@ -78,7 +75,7 @@ rule second_size_table:
         html=report(
             "results/tables/second_size.html",
             caption="../report/second_size.rst",
-            category="Section 5: controls",
+            category="Section 5 — controls",
             labels={"item": "second size"},
         ),
     log:
@@ -106,7 +103,7 @@ rule init_scale_table:
         html=report(
             "results/tables/init_scale.html",
             caption="../report/init_scale.rst",
-            category="Section 5: controls",
+            category="Section 5 — controls",
             labels={"item": "init scale"},
         ),
     log:
@@ -134,7 +131,7 @@ rule lr_sensitivity_table:
         html=report(
             "results/tables/lr_sensitivity.html",
             caption="../report/lr_sensitivity.rst",
-            category="Section 5: controls",
+            category="Section 5 — controls",
             labels={"item": "lr sensitivity"},
         ),
     log:
@@ -158,7 +155,7 @@ rule lr_sensitivity_figure:
         png=report(
             "results/figures/lr_sensitivity.png",
             caption="../report/lr_sensitivity_figure.rst",
-            category="Section 5: controls",
+            category="Section 5 — controls",
             labels={"item": "lr sensitivity figure"},
         ),
     log:
@@ -184,7 +181,7 @@ rule table6:
         html=report(
             "results/tables/table6.html",
             caption="../report/table6.rst",
-            category="Section 5: controls",
+            category="Section 5 — controls",
             labels={"item": "Table 6"},
         ),
     log:
@@ -214,7 +211,7 @@ rule classification:
         html=report(
             "results/tables/classification.html",
             caption="../report/classification.rst",
-            category="Section 5: controls",
+            category="Section 5 — controls",
             labels={"item": "classification counts"},
         ),
     log:
@@ -227,34 +224,28 @@ rule classification:
         "../scripts/classification.py"
 
 
-# Published versus reproduced, one part per control with published numbers ---------------------
-COMPARISON_PARTS.extend(
-    [
-        "results/controls/nuclear_reference_comparison.csv",
-        "results/controls/second_size_comparison.csv",
-        "results/controls/schedule_comparison.csv",
-    ]
-)
+# Published versus reproduced, one part per control, with the sensitivity of its cells ----------
+COMPARISON_PARTS.extend(f"results/controls/{control}_comparison.csv" for control in CONTROL_TABLES)
 
 
 rule control_comparison:
     input:
-        lambda w: {
-            "nuclear_reference": "results/controls/nuclear_reference.csv",
-            "second_size": "results/second_size/summary.csv",
-            "schedule": "results/controls/schedule.csv",
-        }[w.control],
+        table=lambda w: CONTROL_TABLES[w.control],
+        checks=lambda w: ["results/controls/init_scale_checks.csv"] if w.control == "init_scale" else [],
+        runs=lambda w: [p for arm in control_rerun_arms(w.control).values() for p in experiment_runs(arm)],
+        sensitivity=lambda w: [p for arm in control_rerun_arms(w.control).values() for p in sensitivity_bundles(arm)],
         set_aside=lambda w: checked_tables(f"results/controls/{w.control}_comparison.csv"),
     output:
         "results/controls/{control}_comparison.csv",
     log:
         "logs/controls/{control}_comparison.log",
     wildcard_constraints:
-        control="nuclear_reference|second_size|schedule",
+        control="|".join(CONTROL_TABLES),
     conda:
         "../envs/gaugelab.yaml"
     params:
         control=lambda w: w.control,
+        arms=lambda w: control_rerun_arms(w.control),
         tol=config["zoo"]["tol"],
     message:
         "Section 5 controls, {wildcards.control}: published versus reproduced"
@@ -282,6 +273,7 @@ rule second_size:
 rule init_scale:
     input:
         rules.init_scale_table.output,
+        "results/controls/init_scale_comparison.csv",
     message:
         "App. D.4: the initialisation scale"
 
@@ -290,6 +282,7 @@ rule lr_sensitivity:
     input:
         rules.lr_sensitivity_table.output,
         rules.lr_sensitivity_figure.output,
+        "results/controls/lr_sensitivity_comparison.csv",
     message:
         "App. D.2: learning-rate sensitivity"
 

@@ -57,7 +57,7 @@ rule dial_table:
         html=report(
             "results/tables/dial.html",
             caption="../report/dial_table.rst",
-            category="Section 7: Adam-p dial",
+            category="Section 7 — Adam-p dial",
             labels={"item": "dial table"},
         ),
     log:
@@ -79,7 +79,7 @@ rule dial_figure:
         png=report(
             "results/figures/dial.png",
             caption="../report/dial_figure.rst",
-            category="Section 7: Adam-p dial",
+            category="Section 7 — Adam-p dial",
             labels={"item": "dial figure"},
         ),
     log:
@@ -100,6 +100,9 @@ COMPARISON_PARTS.append("results/dial/comparison.csv")
 rule dial_comparison:
     input:
         envelope="results/dial/envelope.csv",
+        fixed_lr="results/dial/fixed_lr.csv",
+        runs=dial_runs(),
+        sensitivity=sensitivity_bundles("dial"),
         set_aside=checked_tables("results/dial/comparison.csv"),
     output:
         "results/dial/comparison.csv",

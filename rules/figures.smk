@@ -10,7 +10,7 @@ rule figure1:
         png=report(
             "results/figures/figure1.png",
             caption="../report/figure1.rst",
-            category="Section 5: optimizer zoo",
+            category="Section 5 — optimizer zoo",
             labels={"item": "Figure 1"},
         ),
     log:

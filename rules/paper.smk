@@ -61,6 +61,45 @@ rule comparison:
         "../scripts/merge_comparison.py"
 
 
+rule report_pages:
+    input:
+        comparison="results/paper/comparison.csv",
+        macros="results/paper/macros.tex",
+        intro=workflow.source_path("../report/workflow.rst"),
+    output:
+        landing="results/paper/report.rst",
+        appendix=report(
+            "results/paper/appendix.tex",
+            caption="../report/appendix.rst",
+            category="Published vs reproduced",
+            labels={"item": "reproduction appendix (LaTeX)"},
+        ),
+    log:
+        "logs/paper/report_pages.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    params:
+        products=lambda w: [str(p) for p in DEFAULT_TARGETS],
+    message:
+        "The report's landing page (the verdict first) and the reproduction appendix"
+    script:
+        "../scripts/report_pages.py"
+
+
+rule appendix:
+    input:
+        tex="results/paper/appendix.tex",
+        products=lambda w: [str(p) for p in DEFAULT_TARGETS if str(p).endswith((".tex", ".pdf"))],
+    output:
+        "results/paper/appendix.pdf",
+    log:
+        "logs/paper/appendix.log",
+    message:
+        "The reproduction appendix as a PDF (needs pdflatex)"
+    shell:
+        "cd results/paper && pdflatex -interaction=nonstopmode -halt-on-error appendix.tex > ../../{log} 2>&1"
+
+
 rule zoo:
     input:
         "results/tables/table2.tex",
@@ -74,3 +113,4 @@ rule zoo:
 
 DEFAULT_TARGETS.extend(rules.zoo.input)
 DEFAULT_TARGETS.extend(rules.comparison.output)  # every family's rows, merged
+DEFAULT_TARGETS.extend(rules.report_pages.output)

@@ -61,14 +61,14 @@ rule sensing_summary:
 
 rule sensing_sensitivity:
     input:
-        runs=lambda w: experiment_runs(w.experiment),
+        runs=lambda w: rerun_runs(w.experiment),
         set_aside=lambda w: checked(
             f"results/runs/{w.experiment}/sensitivity_shard{w.shard}.json",
             gaugelab_records.BUNDLE_SCHEMA,
             gaugelab_records.provenance(
                 *gaugelab_runner.bundle_identity(
                     w.experiment,
-                    SENSING[w.experiment],
+                    rerun_settings(w.experiment),
                     int(w.shard),
                     SHARDS,
                     config["seeds"],
@@ -84,7 +84,7 @@ rule sensing_sensitivity:
     benchmark:
         "benchmarks/{experiment}/sensitivity_shard{shard}.tsv"
     wildcard_constraints:
-        experiment="|".join(SENSING_EXPERIMENTS),
+        experiment="|".join(RERUN_EXPERIMENTS),
     priority: 20  # ahead of the summary and figures: the comparison waits on the reruns, not on them
     conda:
         "../envs/gaugelab.yaml"
@@ -96,8 +96,7 @@ rule sensing_sensitivity:
         shard=lambda w: int(w.shard),
         shards=SHARDS,
         seeds=config["seeds"],
-        settings=lambda w: SENSING[w.experiment],
-        rule=lambda w: SENSING[w.experiment]["selection"],
+        settings=lambda w: rerun_settings(w.experiment),
         perturbations=config["sensitivity"]["perturbations"],
         dtype=config["dtype"],
         device=config["device"],

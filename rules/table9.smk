@@ -91,7 +91,7 @@ rule table9:
         html=report(
             "results/tables/table9.html",
             caption="../report/table9.rst",
-            category="Table 9: float64 twins",
+            category="Table 9 — float64 twins",
             labels={"item": "Table 9"},
         ),
     log:

@@ -10,7 +10,7 @@ rule table2:
         html=report(
             "results/tables/table2.html",
             caption="../report/table2.rst",
-            category="Section 5: optimizer zoo",
+            category="Section 5 — optimizer zoo",
             labels={"item": "Table 2"},
         ),
     log:

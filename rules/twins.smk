@@ -61,14 +61,14 @@ rule table3:
         html=report(
             "results/tables/table3.html",
             caption="../report/table3.rst",
-            category="Section 6: attention twins",
+            category="Section 6 — attention twins",
             labels={"item": "Table 3"},
         ),
         qk_tex="results/tables/table3_qk.tex",
         qk_html=report(
             "results/tables/table3_qk.html",
             caption="../report/table3_qk.rst",
-            category="Section 6: attention twins",
+            category="Section 6 — attention twins",
             labels={"item": "Table 3, QK drift"},
         ),
     log:
@@ -89,7 +89,7 @@ rule table_d5:
         html=report(
             "results/tables/d5.html",
             caption="../report/d5.rst",
-            category="Section 6: attention twins",
+            category="Section 6 — attention twins",
             labels={"item": "Appendix D.5"},
         ),
     log:
@@ -110,7 +110,7 @@ rule figure2:
         png=report(
             "results/figures/figure2.png",
             caption="../report/figure2.rst",
-            category="Section 6: attention twins",
+            category="Section 6 — attention twins",
             labels={"item": "Figure 2"},
         ),
     log:

@@ -1,17 +1,34 @@
-"""A control's published numbers beside the reproduced ones (the control is a wildcard)."""
+"""A control's published numbers beside the reproduced ones (the control is a wildcard), with the
+measured sensitivity of the cells they rest on."""
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-
-from gaugelab import compare, records  # noqa: E402
+from gaugelab import compare, published, records, select  # noqa: E402
+from gaugelab import sensing_quantities as sq  # noqa: E402
 
 p = snakemake.params
-frame = records.read_table(snakemake.input[0])
-rows = {"nuclear_reference": lambda: compare.nuclear(frame),
-        "second_size": lambda: compare.second_size(frame, p.tol),
-        "schedule": lambda: compare.schedule(frame)}[p.control]()
+table = records.read_table(snakemake.input.table)
+recs = [records.read(path) for path in snakemake.input.runs]
+recs += [r for path in snakemake.input.sensitivity for r in records.read_bundle(path)]
+runs = select.frame(recs) if recs else None
+
+
+def sens(arm: str):
+    return sq.sensitivity(runs[runs["experiment"] == arm]) if runs is not None else None
+
+
+arms = {key: sens(arm) for key, arm in p.arms.items()}
+found = {
+    "nuclear_reference": lambda: sq.nuclear(table),
+    "second_size": lambda: sq.second_size(table, p.tol, arms.get("second_size")),
+    "schedule": lambda: sq.schedule(table, arms),
+    "init_scale": lambda: sq.init_scale(table, records.read_table(snakemake.input.checks[0]),
+                                        {float(k): v for k, v in arms.items()}),
+    "lr_sensitivity": lambda: sq.lr_sensitivity(table, arms.get("lr_sensitivity")),
+}[p.control]()
+rows = compare.rows(published.controls(), found)
 records.write_table(rows, snakemake.output[0])
 print(rows.to_string())

@@ -1,4 +1,5 @@
-"""Merge the per-experiment comparison parts; render them as HTML and LaTeX macros."""
+"""Merge the per-family comparison parts into one row per published value (compare.complete);
+render it as HTML (grouped by paper section) and as LaTeX macros."""
 import sys
 from pathlib import Path
 
@@ -7,14 +8,15 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 import pandas as pd  # noqa: E402
 
-from gaugelab import compare, records, tables  # noqa: E402
+from gaugelab import compare, records  # noqa: E402
+from gaugelab import comparison_pages as pages  # noqa: E402
 
-comparison = pd.concat([records.read_table(path, keep_default_na=False, na_values=[""], dtype={"published": str, "at": str})
-                         for path in snakemake.input.parts],
-                       ignore_index=True)
-comparison["note"] = comparison["note"].fillna("")
+TEXT = {c: str for c in ("published", "at", "tolerance", "where", "why", "note")}
+parts = pd.concat([records.read_table(path, keep_default_na=False, na_values=[""], dtype=TEXT)
+                   for path in snakemake.input.parts], ignore_index=True)
+comparison = compare.complete(parts.fillna({c: "" for c in TEXT}))
 records.write_table(comparison, snakemake.output.csv)
 numerics = records.read_table(snakemake.input.numerics)
-Path(snakemake.output.html).write_text(tables.comparison_html(comparison, numerics))
-Path(snakemake.output.macros).write_text(compare.macros(comparison))
-print(comparison["verdict"].value_counts().to_string())
+Path(snakemake.output.html).write_text(pages.comparison_html(comparison, numerics))
+Path(snakemake.output.macros).write_text(pages.macros(comparison))
+print(compare.counts(comparison).to_string())

@@ -89,14 +89,22 @@ def home(driver):
     driver.find_element(By.XPATH, "//nav//span[text()='Published vs reproduced']")
 
 
-def test_the_landing_page_renders(page, tmp_path):
+def test_the_landing_page_renders_with_the_verdict_first(page, smoke, tmp_path):
     from selenium.webdriver.common.by import By
 
     home(page)
     menu = page.find_element(By.TAG_NAME, "nav").text
-    for category in ("Published vs reproduced", "Section 5: optimizer zoo", "Section 7: Adam-p dial"):
+    for category in ("Published vs reproduced", "Section 5 — optimizer zoo", "Section 7 — Adam-p dial"):
         assert category in menu
-    assert "Every number in the tables and figures" in page.find_element(By.ID, "app").text
+    text = page.find_element(By.ID, "app").text
+    assert "Every number in the tables and figures" in text
+    # the verdict first: the counts per verdict and section, and every row that is not exact
+    comparison = pd.read_csv(smoke / "results/paper/comparison.csv", keep_default_na=False)
+    counts = comparison["verdict"].value_counts()
+    assert f"{len(comparison)} published numbers and claims of Sections 5–7" in text
+    for verdict, n in counts.items():
+        assert f"{n} {verdict}" in text, verdict
+    assert "System Message" not in page.page_source  # docutils' warnings, rendered into the page
     assert not is_blank(screenshot(page, tmp_path / "landing.png"))
     # a negative control for the blank check: a page with nothing on it
     page.execute_script("document.body.innerHTML = ''; document.body.style.background = 'white';")
@@ -104,8 +112,8 @@ def test_the_landing_page_renders(page, tmp_path):
 
 
 @pytest.mark.parametrize("category, item, png", [
-    ("Section 5: optimizer zoo", "Figure 1", "results/figures/figure1.png"),
-    ("Section 7: Adam-p dial", "dial figure", "results/figures/dial.png"),
+    ("Section 5 — optimizer zoo", "Figure 1", "results/figures/figure1.png"),
+    ("Section 7 — Adam-p dial", "dial figure", "results/figures/dial.png"),
 ])
 def test_each_figure_is_displayed(page, smoke, tmp_path, category, item, png):
     from selenium.webdriver.common.by import By
@@ -127,13 +135,15 @@ def test_the_comparison_table_is_displayed(page, smoke, tmp_path):
     assert not is_blank(screenshot(page, tmp_path / "comparison.png"))
     page.switch_to.frame(page.find_element(By.TAG_NAME, "iframe"))
     try:
-        table = page.find_element(By.TAG_NAME, "table")
-        assert table.is_displayed()
-        rows = table.find_elements(By.XPATH, ".//tr[td]")  # data rows (the header row has th)
+        tables = page.find_elements(By.TAG_NAME, "table")
+        assert all(t.is_displayed() for t in tables)
         expected = pd.read_csv(smoke / "results/paper/comparison.csv", keep_default_na=False)
+        rows = [r for t in tables[1:] for r in t.find_elements(By.XPATH, ".//tr[td]")]  # after the counts
         assert len(rows) == len(expected)
-        text = table.text
-        assert "verdict" in text.lower()
+        text = page.find_element(By.TAG_NAME, "body").text
+        assert "Verdict" in text
+        for heading in dict.fromkeys(expected["section"]):
+            assert heading in text
         for verdict in set(expected["verdict"]):
             assert verdict in text
     finally:

@@ -18,8 +18,14 @@ def label(p: float, convention: str) -> str:
     return "p1" if p >= 1 else f"{convention}_p{p:g}"
 
 
+def labels(ps: list[float], conventions: list[str]) -> list[str]:
+    """The variants' labels in the spec's order: p = 1 once, then each convention's p < 1 values."""
+    out = [label(1.0, "rms")] if any(p >= 1 for p in ps) else []
+    return out + [label(p, convention) for convention in conventions for p in ps if p < 1]
+
+
 def variants(ps: list[float], conventions: list[str]) -> dict[str, Rule]:
-    """Labels and rules in the spec's order: p = 1 once, then each convention's p < 1 values."""
+    """Labels and rules in the spec's order (:func:`labels`)."""
     from . import optim  # here, not at the top: the tables and comparisons use this module without torch
 
     out = {label(1.0, "rms"): optim.adam_p(1.0)} if any(p >= 1 for p in ps) else {}

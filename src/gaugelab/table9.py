@@ -143,16 +143,9 @@ def html(table: pd.DataFrame, step1: list[dict]) -> str:
 # --- published versus reproduced ---------------------------------------------------------------
 
 
-def _row(v: published.Value, value: float, at: str) -> dict:
-    diff = abs(value - v.value) if math.isfinite(value) else math.nan
-    note = compare.REQUIREMENT.get(v.kind, "").format(t=v.tolerance)
-    return {"source": v.source, "row": v.row, "quantity": v.quantity, "published": v.printed,
-            "published_value": v.value, "reproduced": value, "at": at, "abs_diff": diff,
-            "tolerance": v.tolerance, "sensitivity": math.nan, "verdict": compare.judge(v, value), "note": note}
-
-
-def quantities(step1: list[dict], full: list[dict]) -> dict[tuple, tuple[float, str]]:
+def quantities(step1: list[dict], full: list[dict]) -> dict[tuple, compare.Found]:
     """The reproduced counterpart of every Table 9 value whose records exist."""
+    Found = compare.Found
     found = {}
     for name, short in SHORT.items():
         sub = [r for r in step1 if r["config"] == name]
@@ -161,42 +154,72 @@ def quantities(step1: list[dict], full: list[dict]) -> dict[tuple, tuple[float, 
         adam = [drift_at(r, 1) for r in sub if r["optimizer"] == "adam" and r["twin"] == "gauge"]
         if len(adam) < ADAM_GAUGE_PAIRS:  # the published ranges and ratios are over six pairs
             continue
-        found[("Table 9", f"{short} Adam gauge", "step1_min")] = (min(adam), f"step 1, {len(adam)} pairs")
-        found[("Table 9", f"{short} Adam gauge", "step1_max")] = (max(adam), f"step 1, {len(adam)} pairs")
+        found[("Table 9", f"{short} Adam gauge", "step1_min")] = Found(min(adam), f"step 1, {len(adam)} pairs")
+        found[("Table 9", f"{short} Adam gauge", "step1_max")] = Found(max(adam), f"step 1, {len(adam)} pairs")
         ratio = ratio_t9(step1, name)
         if math.isfinite(ratio):
-            found[("Table 9", short, "ratio_t9")] = (ratio, "step 1")
+            found[("Table 9", short, "ratio_t9")] = Found(ratio, "step 1")
     for row, names in (("mod-97 equivariant gauge", MOD97), ("char-LM equivariant gauge", (TEXT,))):
         eq = [drift_at(r, 1) for r in step1 if r["config"] in names and r["optimizer"] in EQUIVARIANT
               and r["twin"] == "gauge"]
         if eq:
-            found[("Table 9", row, "step1_max")] = (max(eq), f"step 1, {len(eq)} pairs")
+            found[("Table 9", row, "step1_max")] = Found(max(eq), f"step 1, {len(eq)} pairs")
+    gaps = {}
+    for name in MOD97:
+        sub = [r for r in step1 if r["config"] == name and r["twin"] == "gauge"]
+        adam = [drift_at(r, 1) for r in sub if r["optimizer"] == "adam"]
+        eq = [drift_at(r, 1) for r in sub if r["optimizer"] in EQUIVARIANT]
+        if adam and eq:
+            gaps[SHORT[name]] = math.log10(min(adam) / max(eq)) if max(eq) > 0 else math.inf
+    if len(gaps) == len(MOD97):
+        found[("Section 6", "mod-97 equivariant vs Adam", "decades_1")] = Found(
+            min(gaps.values()), "; ".join(f"{k}: {v:.2f}" for k, v in gaps.items()))
     ident = [r for r in step1 + full if r["twin"] == "identity"]
     if ident:
         worst = max(max(abs(p[1]), abs(p[2])) for r in ident for p in r["curve"])
-        found[("Table 9", "identity twins", "max_drift")] = (worst, f"{len(ident)} records, every checkpoint")
+        found[("Table 9", "identity twins", "max_drift")] = Found(worst, f"{len(ident)} records, every checkpoint")
+    found.update(_full_length(full))
+    return found
+
+
+def _full_length(full: list[dict]) -> dict[tuple, compare.Found]:
+    """The values only the full-length runs give (G5, G8, G9 and the late-time claims)."""
+    Found = compare.Found
+    found = {}
     finals = {name: [r for r in full if r["config"] == name and r["optimizer"] == "adam" and r["twin"] == "gauge"]
               for name in CONFIGS}
     mod97 = [float(r["curve"][-1][1]) for name in MOD97 for r in finals[name]]
     if len(mod97) >= len(MOD97) * ADAM_GAUGE_PAIRS:
-        found[("Table 9", "mod-97 Adam gauge", "final_min")] = (min(mod97), f"final, {len(mod97)} pairs")
-        found[("Table 9", "mod-97 Adam gauge", "final_max")] = (max(mod97), f"final, {len(mod97)} pairs")
+        found[("Table 9", "mod-97 Adam gauge", "final_min")] = Found(min(mod97), f"final, {len(mod97)} pairs")
+        found[("Table 9", "mod-97 Adam gauge", "final_max")] = Found(max(mod97), f"final, {len(mod97)} pairs")
     text = [float(r["curve"][-1][1]) for r in finals[TEXT]]
     if len(text) >= ADAM_GAUGE_PAIRS:
-        found[("Table 9", "char-LM Adam gauge", "final_min")] = (min(text), f"final, {len(text)} pairs")
-        found[("Table 9", "char-LM Adam gauge", "final_max")] = (max(text), f"final, {len(text)} pairs")
+        found[("Table 9", "char-LM Adam gauge", "final_min")] = Found(min(text), f"final, {len(text)} pairs")
+        found[("Table 9", "char-LM Adam gauge", "final_max")] = Found(max(text), f"final, {len(text)} pairs")
     for r in finals[TEXT]:
         if (r["init_seed"], r["twin_seed"]) == (42, 777):
             for q in ("val_loss1", "val_loss2"):
-                found[("Section 6", "char-LM Adam gauge (42, 777)", q)] = (float(r[q]), f"step {r['steps_done']}")
+                found[("Section 6", "char-LM Adam gauge (42, 777)", q)] = Found(float(r[q]), f"step {r['steps_done']}")
+    sgd = [r for r in full if r["config"] == COLLAPSED and r["optimizer"] == "sgd"]
+    if sgd:
+        found[("Section 6", "6L/d256 SGD", "val_acc")] = Found(max(max(r["acc1"], r["acc2"]) for r in sgd),
+                                                               f"max over {len(sgd)} SGD records, both copies")
+    landed = []
+    for r in full:
+        if r["optimizer"] == "adam" or r["twin"] != "gauge" or not float(r["curve"][-1][1]) > 1e-6:
+            continue
+        noises = [n for n in full if n["config"] == r["config"] and n["optimizer"] == r["optimizer"]
+                  and n["twin"] == "noise" and n["init_seed"] == r["init_seed"]]
+        for n in noises:
+            landed.append(abs(math.log10(float(r["curve"][-1][1]) / max(float(n["curve"][-1][1]), 1e-300))))
+    if landed:
+        found[("Section 6", "separated twins vs own noise twin", "decades")] = Found(
+            max(landed), f"max over {len(landed)} (separated gauge, noise) pairs")
     return found
 
 
 def comparison(step1: list[dict], full: list[dict]) -> pd.DataFrame:
-    found = quantities(step1, full)
-    rows_ = [_row(v, *found[(v.source, v.row, v.quantity)]) for v in published.table9()
-             if (v.source, v.row, v.quantity) in found]
-    return pd.DataFrame(rows_, columns=compare.COLUMNS)
+    return compare.rows(published.table9(), quantities(step1, full))
 
 
 def published_range(short: str, quantity: str = "step1") -> tuple[float, float, float, float]:

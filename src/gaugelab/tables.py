@@ -91,64 +91,6 @@ def table2_html(summary: pd.DataFrame, near_ties: set[str]) -> str:
     return _html_table(["Method", "Class", "η*", "rec", "erank", "worst train"], rows, caption)
 
 
-def twin_quantity_text(value: float, quantity: str) -> str | None:
-    """A Section 6 / Appendix D.5 comparison quantity as printed (None for other quantities)."""
-    if quantity.startswith(("drift_", "step1_")) or quantity == "max_drift":
-        return drift_text(value)
-    if quantity == "k":
-        return f"{int(value)}"
-    if quantity == "ratio":
-        return f"{value:.0f}"
-    if quantity.startswith(("qk_", "dec")):
-        return f"{value:.2f}"
-    return None
-
-
-def _num(value, quantity: str) -> str:
-    if isinstance(value, float) and not math.isfinite(value):
-        return "--"
-    if twin_quantity_text(value, quantity) is not None:
-        return twin_quantity_text(value, quantity)
-    if quantity == "lr":
-        return f"{value:g}"
-    if quantity == "count":
-        return f"{int(value)}"
-    if quantity == "monotone":
-        return "yes" if value else "no"
-    if quantity == "erank":
-        return f"{value:.2f}"
-    return f"{value:.4f}"
-
-
-def provenance(numerics: pd.DataFrame) -> str:
-    """One sentence: how many records, under which numerics mode, on which CPUs
-    (records.numerics_table's rows)."""
-    from . import records
-
-    mode = tuple(numerics.iloc[0][field] for field in records.NUMERICS_FIELDS)
-    cpus = sorted({c for cell in numerics["cpu"] for c in str(cell).split("; ")})
-    return (f"{int(numerics['records'].sum())} records, made under {records.describe(mode)} numerics "
-            f"on {', '.join(cpus)}")
-
-
-def comparison_html(comparison: pd.DataFrame, numerics: pd.DataFrame | None = None) -> str:
-    classes = {"exact": "exact", "within measured sensitivity": "within", "differs": "differs"}
-    rows, row_classes = [], []
-    for _, r in comparison.iterrows():
-        sens = r["sensitivity"]
-        rows.append([f"{r['source']}", PLAIN.get(r["row"], r["row"]), r["quantity"], r["published"],
-                     _num(r["reproduced"], r["quantity"]), r["at"],
-                     f"{r['tolerance']:g}", "--" if not math.isfinite(sens) else f"{sens:.1e}",
-                     r["verdict"], r["note"]])
-        row_classes.append(classes[r["verdict"]])
-    counts = comparison["verdict"].value_counts()
-    caption = ", ".join(f"{counts.get(v, 0)} {v}" for v in classes)
-    if numerics is not None and len(numerics):
-        caption += f". {provenance(numerics)}"
-    return _html_table(["Source", "Row", "Quantity", "Published", "Reproduced", "At", "Tolerance",
-                        "Sensitivity", "Verdict", "Note"], rows, caption, row_classes)
-
-
 def _dial_rows(envelope: pd.DataFrame):
     for _, r in envelope.iterrows():
         yield r, f"{r['p']:g}", r["convention"].upper()

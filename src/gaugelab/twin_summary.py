@@ -10,7 +10,8 @@ import math
 
 import pandas as pd
 
-from . import records
+from . import published, records
+from .compare import Found
 from .twins import OPTIMIZERS, TWINS, Pair
 
 KEY = ["optimizer", "twin", "init_seed", "twin_seed", "sigma"]
@@ -174,9 +175,9 @@ def figure2_curves(summary: pd.DataFrame) -> dict[tuple[str, str], list[tuple[in
     return out
 
 
-def published_quantities(summary: pd.DataFrame, sets: dict[str, list[Pair]]) -> dict[tuple, tuple[float, str]]:
+def published_quantities(summary: pd.DataFrame, sets: dict[str, list[Pair]]) -> dict[tuple, Found]:
     """The reproduced counterpart of every published Section 6 / D.5 value that the configured
-    sets allow: {(source, row, quantity): (value, where it was read)} (spec: attention.md §12)."""
+    sets allow (spec: attention.md §12.1-12.2, §12.3b, §12.4)."""
 
     def first(name, optimizer, twin, sigma=None):
         for p in sets.get(name, []):
@@ -187,38 +188,71 @@ def published_quantities(summary: pd.DataFrame, sets: dict[str, list[Pair]]) -> 
     gauge, identity = first("s6_main", "adam", "gauge"), first("s6_main", "adam", "identity")
     noise = first("s6_noise", "adam", "noise", 1e-7)
     where = lambda r: f"{r['variant']} twin ({r['init_seed']}, {r['twin_seed']})"
+    steps = steps_of(summary)
     out = {}
     if gauge is not None:
         last = int(gauge["steps_done"])
-        out[("Table 3", "Adam gauge", "drift_0")] = (drift_at(gauge, 0), where(gauge))
-        out[("Table 3", "Adam gauge", "drift_1")] = (drift_at(gauge, 1), where(gauge))
-        out[("Table 3", "Adam gauge", "drift_final")] = (float(gauge["final_drift"]), f"step {last}")
-        out[("Section 6", "Adam gauge", "qk_final")] = (float(gauge["final_qk_mean"]), f"QK mean, step {last}")
+        out[("Table 3", "Adam gauge", "drift_0")] = Found(drift_at(gauge, 0), where(gauge))
+        out[("Table 3", "Adam gauge", "drift_1")] = Found(drift_at(gauge, 1), where(gauge))
+        out[("Table 3", "Adam gauge", "drift_final")] = Found(float(gauge["final_drift"]), f"step {last}")
+        out[("Section 6", "Adam gauge", "qk_final")] = Found(float(gauge["final_qk_mean"]), f"QK mean, step {last}")
         s6 = in_set(summary, "s6_main")
-        out[("Section 6", "SGD and scalar-Adam gauge", "decades")] = (separation(s6), "min over steps >= 1")
+        out[("Section 6", "SGD and scalar-Adam gauge", "decades")] = Found(separation(s6), "min over steps >= 1")
         s6_all = summary[summary["sets"].str.contains("s6_")]
         chaos = muon_chaos(s6_all, int(gauge["init_seed"]))
-        out[("Table 3", "Muon gauge vs noise", "dec_100")] = (chaos["dec100"], "step 100")
-        out[("Section 6", "Muon gauge vs noise", "dec_after100")] = (chaos["mean_after100"], "mean over s > 100")
+        out[("Table 3", "Muon gauge vs noise", "dec_100")] = Found(chaos["dec100"], "step 100")
+        out[("Section 6", "Muon gauge vs noise", "dec_after100")] = Found(chaos["mean_after100"], "mean over s > 100")
+        centre = published.lookup("Section 6", "every optimizer", "val_acc").value
+        accs = [float(r[a]) for _, r in s6.iterrows() for a in ("acc1", "acc2")]
+        names = sorted(dict.fromkeys(s6["optimizer"]), key=list(OPTIMIZERS).index)
+        out[("Section 6", "every optimizer", "val_acc")] = Found(
+            max(accs, key=lambda a: abs(a - centre)),  # the farthest from the published value
+            f"min {min(accs):.3f}, max {max(accs):.3f} over {len(s6)} S6-main pairs ({', '.join(names)})")
+        out.update(_trajectory(summary, sets, first))
+    muon_g, muon_n = first("s6_main", "muon", "gauge"), first("s6_noise", "muon", "noise", 1e-7)
+    if muon_g is not None and muon_n is not None and any(s <= 50 for s in steps):
+        early = [s for s in steps if s <= 50]
+        worst = max(max(drift_at(muon_g, s), drift_at(muon_n, s)) for s in early)
+        after = [s for s in steps if s > 50]
+        rise = f"; at step {after[0]}: gauge {drift_at(muon_g, after[0]):.1e}" if after else ""
+        out[("Section 6", "Muon gauge and noise", "floor_50")] = Found(worst, f"max over steps {early}{rise}")
     if noise is not None:
-        out[("Table 3", "Adam noise 1e-7", "drift_0")] = (drift_at(noise, 0), where(noise))
-        out[("Table 3", "Adam noise 1e-7", "drift_1")] = (drift_at(noise, 1), where(noise))
+        out[("Table 3", "Adam noise 1e-7", "drift_0")] = Found(drift_at(noise, 0), where(noise))
+        out[("Table 3", "Adam noise 1e-7", "drift_1")] = Found(drift_at(noise, 1), where(noise))
     if gauge is not None and noise is not None:
-        k = math.floor(math.log10(drift_at(gauge, 1) / drift_at(noise, 1)))
-        out[("Figure 2", "Adam gauge vs noise", "k")] = (float(k), "floor(log10 of the step-1 ratio)")
+        out[("Figure 2", "Adam gauge vs noise", "ratio_1")] = Found(drift_at(gauge, 1) / drift_at(noise, 1),
+                                                                    "drift(1) of the gauge twin / the noise twin")
     if identity is not None:
         cols = [c for c in summary.columns if c.startswith(("drift_", "qk_mean_", "qk_max_"))]
-        out[("Table 3", "Adam identity", "max_drift")] = (float(identity[cols].max()),
-                                                          f"drift and QK, {len(steps_of(summary))} checkpoints")
+        out[("Table 3", "Adam identity", "max_drift")] = Found(float(identity[cols].max()),
+                                                              f"drift and QK, {len(steps)} checkpoints")
     d5 = in_set(summary, "d5")
     if len(d5):
         q = d5_summary(summary).set_index("quantity")["value"]
         n = int(((d5["optimizer"] == "adam") & (d5["twin"] == "gauge")).sum())
-        out[("Appendix D.5", "Adam gauge", "step1_min")] = (float(q["adam_gauge_step1_min"]), f"{n} Adam gauge pairs")
-        out[("Appendix D.5", "Adam gauge", "step1_max")] = (float(q["adam_gauge_step1_max"]), f"{n} Adam gauge pairs")
-        out[("Appendix D.5", "Adam gauge vs noise", "ratio")] = (float(q["ratio_d5"]), "final step")
+        out[("Appendix D.5", "Adam gauge", "step1_min")] = Found(float(q["adam_gauge_step1_min"]), f"{n} Adam gauge pairs")
+        out[("Appendix D.5", "Adam gauge", "step1_max")] = Found(float(q["adam_gauge_step1_max"]), f"{n} Adam gauge pairs")
+        out[("Appendix D.5", "Adam gauge vs noise", "ratio")] = Found(float(q["ratio_d5"]), "final step")
         chaos = [v for k, v in q.items() if k.startswith("muon_chaos_mean_init")]
         if chaos:
-            out[("Appendix D.5", "Muon gauge vs noise", "dec_from100")] = (
+            out[("Appendix D.5", "Muon gauge vs noise", "dec_from100")] = Found(
                 max(chaos), f"max over {len(chaos)} Muon init seeds, mean over s >= 100")
+    return out
+
+
+_TRAJECTORY_RUNS = {"Adam gauge": ("adam", "drift"), "Adam gauge QK": ("adam", "qk_mean"),
+                    "SGD gauge": ("sgd", "drift"), "scalar-Adam gauge": ("scalar_adam", "drift"),
+                    "Muon gauge": ("muon", "drift")}
+
+
+def _trajectory(summary: pd.DataFrame, sets: dict, first) -> dict[tuple, Found]:
+    """The S6-main gauge pairs at the released log's checkpoints (attention.md §12.3b)."""
+    out = {}
+    for v in published.TRAJECTORY:
+        optimizer, column = _TRAJECTORY_RUNS[v.row]
+        r = first("s6_main", optimizer, "gauge")
+        step = int(v.quantity.split("_")[1])
+        if r is not None and f"{column}_{step}" in r.index:
+            out[v.key] = Found(float(r[f"{column}_{step}"]), f"step {step}, {r['variant']} twin ({r['init_seed']}, "
+                                                              f"{r['twin_seed']})")
     return out

@@ -1,0 +1,68 @@
+"""The comparison's verdict rules: every published value gets one row, every row has a published
+source, and a bound is never called exact."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from gaugelab import compare, published
+from gaugelab import comparison_pages as pages
+
+
+def test_every_published_value_is_one_row_of_the_merged_comparison():
+    merged = compare.complete(pd.DataFrame(columns=compare.COLUMNS))
+    assert list(zip(merged["source"], merged["row"], merged["quantity"])) == [v.key for v in published.every()]
+    assert set(merged["verdict"]) == {compare.NOT_RUN}
+    gpu = merged[merged["note"].str.contains("snakemake gpu")]
+    assert {tuple(k) for k in gpu[["source", "row", "quantity"]].values} == {
+        v.key for v in published.every() if v.target == "gpu"}
+
+
+def test_every_published_value_says_where_the_paper_states_it_and_why_it_is_held_so():
+    for v in published.every():
+        assert v.where and v.why, v.key
+        assert published.section(v.source).startswith("Section "), v.key
+
+
+def test_a_row_without_a_published_value_or_a_repeated_row_is_refused():
+    v = published.every()[0]
+    with pytest.raises(KeyError, match="no published value"):
+        compare.rows([v], {v.key: compare.Found(1.0, ""), ("Table 2", "nobody", "rec"): compare.Found(1.0, "")})
+    row = compare.row(v, compare.Found(v.value, "here"))
+    with pytest.raises(ValueError, match="repeated"):
+        compare.complete(pd.DataFrame([row, row]))
+    with pytest.raises(ValueError, match="no published value"):
+        compare.complete(pd.DataFrame([{**row, "row": "nobody"}]))
+
+
+@pytest.mark.parametrize("v", [v for v in published.every() if v.is_bound], ids=lambda v: ":".join(v.key))
+def test_a_bound_is_never_exact(v):
+    probes = [v.value, v.tolerance, v.upper, 0.0, -1.0, math.inf, -math.inf, math.nan, 1e-300, 1e300]
+    probes += [v.value * f for f in (0.5, 0.999, 1.001, 2, 10, 1000)]
+    verdicts = {compare.judge(v, x, sens) for x in probes for sens in (math.nan, 0.0, 1.0)}
+    assert compare.EXACT not in verdicts and compare.WITHIN not in verdicts
+    assert compare.judge(v, v.value) == compare.BOUND  # the published value itself satisfies its bound
+
+
+def test_a_printed_number_is_exact_within_one_unit_of_its_last_digit_and_otherwise_needs_sensitivity():
+    v = published.lookup("Table 2", "gd", "rec")
+    assert v.tolerance == pytest.approx(1e-4)
+    assert compare.judge(v, v.value + 0.9e-4) == compare.EXACT
+    assert compare.judge(v, v.value + 3e-4) == compare.DIFFERS
+    assert compare.judge(v, v.value + 3e-4, sens=5e-4) == compare.WITHIN
+    assert [published.unit(t) for t in ("0.1312", "3.6e-3", "11e-3", "56%", "93x", "0.0000", "14.5")] == \
+        pytest.approx([1e-4, 1e-4, 1e-3, 1e-2, 1.0, 1e-4, 0.1])
+
+
+def test_the_counts_and_the_landing_page_name_every_row_that_is_not_exact():
+    values = published.table2()[:6]
+    found = {values[0].key: compare.Found(values[0].value, "here"),
+             values[1].key: compare.Found(values[1].value + 1.0, "there", 0.01)}
+    merged = compare.complete(compare.rows(values, found))
+    counts = compare.counts(merged)
+    assert counts.loc["all", "rows"] == len(published.every())
+    assert counts.loc["all", compare.EXACT] == 1 and counts.loc["all", compare.DIFFERS] == 1
+    page = pages.landing_rst("Intro.", merged, {"Section 5": ["table2.html"]})
+    assert page.count("\n- ") == len(merged) - 1 + 1  # every row but the exact one, and one link line
+    assert "`table2.html`_" in page and "{% raw %}" in page

@@ -18,6 +18,14 @@ def label(p: float, convention: str) -> str:
     return "p1" if p >= 1 else f"{convention}_p{p:g}"
 
 
+
+def parse_label(name: str) -> tuple[str | None, float]:
+    """Inverse of label(): (convention, p); stock Adam ("p1") has no convention."""
+    if name == "p1":
+        return None, 1.0
+    convention, p = name.split("_p", 1)
+    return convention, float(p)
+
 def variants(ps: list[float], conventions: list[str]) -> dict[str, Rule]:
     """Labels and rules in the spec's order: p = 1 once, then each convention's p < 1 values."""
     from . import optim  # here, not at the top: the tables and comparisons use this module without torch

@@ -1,7 +1,8 @@
 """The paper's published numbers, each with where it appears and the tolerance it is held to.
 
-This is the only place in the project where a published value is written down. Tables and
-figures never read from here; only the comparison does (spec: sensing.md §16).
+This is the only place in the project where a published value is written down. Tables never
+read from here; the comparison does (spec: sensing.md §16), and the figures draw the values as
+markers beside the reproduced ones (figures.*_published).
 """
 
 from __future__ import annotations
@@ -174,3 +175,11 @@ def lookup(source: str, row: str, quantity: str) -> Value:
         if (value.source, value.row, value.quantity) == (source, row, quantity):
             return value
     raise KeyError(f"no published value {source}:{row}:{quantity}")
+
+
+def of(source: str) -> list[Value]:
+    """Every published value of one source (table, figure, log), in order: what a figure marks."""
+    return [value for value in every() if value.source == source]
+
+
+SECTION6_STEPS = 1500  # the paper's run length: Table 3's last column, where its drift_final is read

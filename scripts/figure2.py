@@ -1,5 +1,5 @@
 """Figure 2: drift between twins against the training step, from the S6 records' summary rows,
-with the paper's Table 3 values as markers."""
+the D.5 pairs' range behind each gauge twin and the paper's Table 3 values as markers."""
 import sys
 from pathlib import Path
 
@@ -13,4 +13,5 @@ from gaugelab import twin_summary as ts  # noqa: E402
 summary = records.read_table(snakemake.input[0], keep_default_na=False, na_values=[""])
 curves = ts.figure2_curves(summary)
 paper = figures.figure2_published(published.SECTION6, published.SECTION6_STEPS)
-figures.save(figures.figure2(curves, paper), snakemake.output.pdf, snakemake.output.png)
+fig = figures.figure2(curves, paper, spread=ts.figure2_spread(summary))
+figures.save(fig, snakemake.output.pdf, snakemake.output.png)

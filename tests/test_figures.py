@@ -4,10 +4,12 @@ axes that hold every line, marker and label, and byte-identical files from the s
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
-from matplotlib.collections import PathCollection
+from matplotlib.collections import PathCollection, PolyCollection
 
 from gaugelab import dial, figures, published
+from gaugelab import twin_summary as ts
 from gaugelab.published import Value
 
 # The smoke configuration's dial (tests/config/smoke.yaml, as its run records give it): every
@@ -160,3 +162,21 @@ def test_a_figure_is_byte_identical_across_saves(tmp_path, draw):
         figures.save(make(), tmp_path / f"{i}.pdf", tmp_path / f"{i}.png")
         files.append(((tmp_path / f"{i}.pdf").read_bytes(), (tmp_path / f"{i}.png").read_bytes()))
     assert files[0] == files[1]
+
+
+def test_figure2_shades_the_d5_pairs_behind_a_gauge_twin():
+    pairs = pd.DataFrame([  # two D.5 Adam gauge pairs, a noise twin (no band), an S6-only pair (not D.5)
+        {"optimizer": "adam", "twin": "gauge", "init_seed": 42, "twin_seed": 777, "sets": "s6_main d5",
+         "drift_0": 1e-7, "drift_1": 9e-4},
+        {"optimizer": "adam", "twin": "gauge", "init_seed": 123, "twin_seed": 999, "sets": "d5",
+         "drift_0": 1.2e-7, "drift_1": 5e-4},
+        {"optimizer": "adam", "twin": "noise", "init_seed": 42, "twin_seed": 0, "sets": "d5",
+         "drift_0": 1e-7, "drift_1": 1e-7},
+        {"optimizer": "sgd", "twin": "gauge", "init_seed": 42, "twin_seed": 777, "sets": "s6_main",
+         "drift_0": 1e-7, "drift_1": 1e-7},
+    ])
+    spread = ts.figure2_spread(pairs)
+    assert spread == {("adam", "gauge"): [[(0, 1e-7), (1, 9e-4)], [(0, 1.2e-7), (1, 5e-4)]]}
+    ax = figures.figure2(SMOKE_CURVES, spread=spread).axes[0]
+    bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    assert len(bands) == 1 and any("D.5" in t.get_text() for t in ax.get_legend().get_texts())

@@ -319,17 +319,30 @@ def figure2_published(values, final_step: int) -> dict[tuple[str, str], list[tup
     return {which: sorted(points) for which, points in out.items()}
 
 
+def band_of(curves: list[list[tuple[int, float]]]) -> list[tuple[int, float, float]]:
+    """[(step, min, max)] over two or more curves, at the steps where all are positive; [] else."""
+    if len(curves) < 2:
+        return []
+    steps = [s for s, _ in curves[0]]
+    at = [dict(curve) for curve in curves]
+    values = {s: [a.get(s, math.nan) for a in at] for s in steps}
+    return [(s, min(v), max(v)) for s, v in values.items() if all(x > 0 for x in v)]
+
+
 def figure2(curves: dict[tuple[str, str], list[tuple[int, float]]],
-            published: dict[tuple[str, str], list[tuple[int, float]]] | None = None):
+            published: dict[tuple[str, str], list[tuple[int, float]]] | None = None,
+            spread: dict[tuple[str, str], list[list[tuple[int, float]]]] | None = None):
     """Drift between twins against step + 1, log-log. ``curves`` maps (optimizer, twin) to the
     S6 record's [(step, drift)]; every series is required and every value must be positive.
     ``published`` (figure2_published()) maps a series to the paper's [(step, drift)], drawn as open
-    diamonds in the series' colour. The axes hold the spec's range and every line and marker."""
+    diamonds in the series' colour; ``spread`` maps a series to several pairs' curves (other seeds),
+    shaded from their min to their max where there are two or more. The axes hold the spec's range
+    and every line, band and marker."""
     house_style()
-    published = published or {}
+    published, spread = published or {}, spread or {}
     fig, ax = plt.subplots(figsize=(6.4, 2.62))
     xs, ys = [0.9, 2400], [6e-8, 4]  # the spec's range (attention.md §11.4), widened to what is drawn
-    handles = []
+    handles, bands = [], []
     for label, which, colour, style, marker in FIGURE2_SERIES:
         if which not in curves:
             raise ValueError(f"Figure 2: no record for the {label} series")
@@ -339,12 +352,20 @@ def figure2(curves: dict[tuple[str, str], list[tuple[int, float]]],
             raise ValueError(f"Figure 2: {label} has drift <= 0 (or missing) at step(s) {bad}; a log axis cannot show it")
         handles += ax.plot([s + 1 for s in steps], drifts, label=label, color=colour, ls=style, marker=marker, lw=1.8,
                            ms=3.4, mew=0, alpha=0.95, zorder=3)
+        band = band_of(spread.get(which, []))
+        if band:
+            ax.fill_between([s + 1 for s, _, _ in band], [lo for _, lo, _ in band], [hi for _, _, hi in band],
+                            color=colour, alpha=0.16, linewidth=0, zorder=2)
+            ys += [v for _, lo, hi in band for v in (lo / 1.5, hi * 1.5)]
+            bands.append(colour)
         paper = [(s, d) for s, d in published.get(which, []) if d > 0]
         if paper:
             mark_published(ax, [s + 1 for s, _ in paper], [d for _, d in paper], colour=colour, s=26)
         drawn = [(s + 1, d) for s, d in zip(steps, drifts)] + [(s + 1, d) for s, d in paper]
         xs += [x * f for x, _ in drawn for f in (1 / 1.1, 1.1)]  # a margin where a point leaves the range
         ys += [y * f for _, y in drawn for f in (1 / 1.5, 1.5)]
+    if bands:
+        handles.append(Patch(color=bands[0], alpha=0.16, linewidth=0, label="range over the\nD.5 seed pairs"))
     if any(published.get(which) for _, which, *_ in FIGURE2_SERIES):
         handles.append(published_handle("published"))
     at = lambda which, step: dict(curves[which]).get(step)

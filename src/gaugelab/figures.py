@@ -82,6 +82,25 @@ def table2_published(values) -> dict[str, dict[str, float]]:
     return out
 
 
+def figure1_row(ax, ax_rank, y: float, r: dict, paper: dict[str, float]) -> dict[str, list[float]]:
+    """One method of Figure 1: its bar, seeds and value label, its erank point and seeds, the
+    paper's rec and erank; returns every x drawn per panel (for the limits)."""
+    colour = CLASS_COLOUR[select.klass(r["method"])]
+    seen = {}
+    for quantity, axis in (("rec", ax), ("erank", ax_rank)):
+        seeds = r.get(f"seeds_{quantity}", [])
+        axis.scatter(seeds, [y] * len(seeds), s=26, marker="|", color=INK, linewidths=0.9, zorder=5)
+        if quantity in paper:
+            mark_published(axis, [paper[quantity]], [y], s=22)
+        seen[quantity] = [r.get(quantity, math.nan), *seeds, paper.get(quantity, math.nan)]
+    ax.barh(y, r["rec"], height=0.66, alpha=0.92, color=colour, edgecolor="white", linewidth=0.6, zorder=3)
+    right = max(v for v in (r["rec"], *r.get("seeds_rec", [])) if math.isfinite(v))  # past its own seeds
+    ax.text(right + 0.010, y, value_label(r["rec"]), va="center", fontsize=8.6, color=MUTED, zorder=4,
+            bbox={"boxstyle": "square,pad=0.05", "fc": "white", "ec": "none", "alpha": 0.8})
+    ax_rank.scatter([r.get("erank", math.nan)], [y], s=26, color=colour, edgecolors="white", linewidths=0.6, zorder=4)
+    return seen
+
+
 def figure1(rows: list[dict], strict: bool = True, published: dict[str, dict[str, float]] | None = None):
     """The zoo map: one bar per selected method, best recovery at the top, the eq/cw gap shaded;
     beside it each method's effective rank. ``rows``: method, rec, erank and the per-seed
@@ -100,20 +119,8 @@ def figure1(rows: list[dict], strict: bool = True, published: dict[str, dict[str
     ys = [top - i for i in range(len(rows))]
     seen = {"rec": [], "erank": []}
     for y, r in zip(ys, rows):
-        colour = CLASS_COLOUR[select.klass(r["method"])]
-        paper = published.get(r["method"], {})
-        for quantity, axis in (("rec", ax), ("erank", ax_rank)):
-            seeds = r.get(f"seeds_{quantity}", [])
-            axis.scatter(seeds, [y] * len(seeds), s=26, marker="|", color=INK, linewidths=0.9, zorder=5)
-            if quantity in paper:
-                mark_published(axis, [paper[quantity]], [y], s=22)
-            seen[quantity] += [r.get(quantity, math.nan), *seeds, paper.get(quantity, math.nan)]
-        ax.barh(y, r["rec"], height=0.66, alpha=0.92, color=colour, edgecolor="white", linewidth=0.6, zorder=3)
-        right = max(v for v in (r["rec"], *r.get("seeds_rec", [])) if math.isfinite(v))  # past its own seeds
-        ax.text(right + 0.010, y, value_label(r["rec"]), va="center", fontsize=8.6, color=MUTED, zorder=4,
-                bbox={"boxstyle": "square,pad=0.05", "fc": "white", "ec": "none", "alpha": 0.8})
-        ax_rank.scatter([r.get("erank", math.nan)], [y], s=26, color=colour, edgecolors="white", linewidths=0.6,
-                        zorder=4)
+        for quantity, values in figure1_row(ax, ax_rank, y, r, published.get(r["method"], {})).items():
+            seen[quantity] += values
     if split["verdict"] == "CLEAN":
         lo, hi = split["eq_max"], split["cw_min"]
         mid = 0.5 * (lo + hi)
@@ -162,6 +169,43 @@ DIAL_CONVENTION = {  # line width, dashes, marker size, published marker, legend
 }
 
 
+def dial_references(ax, gd_erank: float, planted_rank: int) -> None:
+    """The GD and planted-rank lines, each labelled just above it (the lower one below where the
+    two would overlap), under the data where they meet. Call after the y limits are set."""
+    lo, hi = ax.get_ylim()
+    close = abs(gd_erank - planted_rank) < 0.08 * (hi - lo)  # labels would overlap: the lower one goes below
+    box = {"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none"}
+    for y, text, style in ((gd_erank, f"GD  ({gd_erank:.2f})", {"color": "black", "lw": 1.1, "dashes": (5, 3)}),
+                           (planted_rank, f"planted rank  ({planted_rank})", {"color": FAINT, "lw": 1.0, "ls": ":"})):
+        if not math.isfinite(y):
+            continue
+        ax.axhline(y, zorder=2, **style)
+        below = close and y < max(gd_erank, planted_rank)
+        ax.annotate(text, xy=(0.80, y), xytext=(0, -2 if below else 2), textcoords="offset points", ha="left",
+                    va="top" if below else "bottom", fontsize=8.4, color=MUTED if y == planted_rank else INK,
+                    bbox=box, zorder=2.5)  # under the data where they meet
+
+
+def dial_end_labels(ax, envelope: list[dict], published: dict, colour: str) -> None:
+    """Recovery at the RMS ends, ± its sd over seeds and the paper's value where published: Adam
+    (p = 1) at the top left, scalar-Adam (p = 0) above its point, with an arrow."""
+    rms = sorted((r for r in envelope if r.get("convention", "rms") == "rms"), key=lambda r: -r["p"])
+    for row, name, where in ((rms[0], "Adam ($p{=}1$)", "top"), (rms[-1], "scalar-Adam ($p{=}0$)", "end")):
+        text = f"{name}\nrec {row['rec']:.3f}"
+        if math.isfinite(row.get("rec_sd", math.nan)):
+            text += f" $\\pm$ {row['rec_sd']:.3f}"
+        paper = published.get((None if row["p"] >= 1 else "rms", row["p"]), {})
+        if "rec" in paper:  # at p = 0 on a line of its own, to keep the label clear of the curve
+            text += ("\n" if where == "end" else " ") + f"(paper {paper['rec']:.3f})"
+        if where == "top":
+            ax.text(1.02, 0.985, text, transform=ax.get_xaxis_transform(), ha="left", va="top", fontsize=8.4,
+                    color=colour)
+        else:
+            ax.annotate(text, xy=(row["p"], round(row["erank"], 1)), xytext=(-6, 24), textcoords="offset points",
+                        ha="right", va="bottom", fontsize=8.4, color=colour,  # clear of the markers at p = 0
+                        arrowprops={"arrowstyle": "->", "color": colour, "lw": 0.8, "relpos": (1.0, 0.0)})
+
+
 def figure_dial(envelope: list[dict], gd_erank: float, planted_rank: int,
                 seeds: dict[tuple[str, float], list[float]] | None = None,
                 published: dict[tuple[str | None, float], dict[str, float]] | None = None):
@@ -198,32 +242,8 @@ def figure_dial(envelope: list[dict], gd_erank: float, planted_rank: int,
         ys += [v for _, v in spread]
     lo, hi = span(ys, 0.10, 0.26)
     ax.set_ylim(lo, hi)
-    close = abs(gd_erank - planted_rank) < 0.08 * (hi - lo)  # labels would overlap: the lower one goes below
-    box = {"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none"}
-    for y, text, style in ((gd_erank, f"GD  ({gd_erank:.2f})", {"color": "black", "lw": 1.1, "dashes": (5, 3)}),
-                           (planted_rank, f"planted rank  ({planted_rank})", {"color": FAINT, "lw": 1.0, "ls": ":"})):
-        if not math.isfinite(y):
-            continue
-        ax.axhline(y, zorder=2, **style)
-        below = close and y < max(gd_erank, planted_rank)
-        ax.annotate(text, xy=(0.80, y), xytext=(0, -2 if below else 2), textcoords="offset points", ha="left",
-                    va="top" if below else "bottom", fontsize=8.4, color=MUTED if y == planted_rank else INK,
-                    bbox=box, zorder=2.5)  # under the data where they meet
-    rms = sorted((r for r in envelope if r.get("convention", "rms") == "rms"), key=lambda r: -r["p"])
-    for row, name, where in ((rms[0], "Adam ($p{=}1$)", "top"), (rms[-1], "scalar-Adam ($p{=}0$)", "end")):
-        text = f"{name}\nrec {row['rec']:.3f}"
-        if math.isfinite(row.get("rec_sd", math.nan)):
-            text += f" $\\pm$ {row['rec_sd']:.3f}"
-        paper = published.get((None if row["p"] >= 1 else "rms", row["p"]), {})
-        if "rec" in paper:  # at p = 0 on a line of its own, to keep the label clear of the curve
-            text += ("\n" if where == "end" else " ") + f"(paper {paper['rec']:.3f})"
-        if where == "top":
-            ax.text(1.02, 0.985, text, transform=ax.get_xaxis_transform(), ha="left", va="top", fontsize=8.4,
-                    color=colour)
-        else:
-            ax.annotate(text, xy=(row["p"], round(row["erank"], 1)), xytext=(-6, 24), textcoords="offset points",
-                        ha="right", va="bottom", fontsize=8.4, color=colour,  # clear of the markers at p = 0
-                        arrowprops={"arrowstyle": "->", "color": colour, "lw": 0.8, "relpos": (1.0, 0.0)})
+    dial_references(ax, gd_erank, planted_rank)
+    dial_end_labels(ax, envelope, published, colour)
     ax.set_xticks([1, 0.75, 0.5, 0.25, 0])
     ax.set_xticklabels(["1\n(Adam)", "0.75", "0.5", "0.25", "0\n(scalar)"])
     ax.set_xlim(1.08, -0.12)
@@ -329,6 +349,27 @@ def band_of(curves: list[list[tuple[int, float]]]) -> list[tuple[int, float, flo
     return [(s, min(v), max(v)) for s, v in values.items() if all(x > 0 for x in v)]
 
 
+def figure2_annotations(ax, curves: dict[tuple[str, str], list[tuple[int, float]]]) -> None:
+    """Adam's structural split at step 1 (its power of ten from the records) and Muon's chaos at
+    step 100, each where the records reach it; the texts sit clear of the curves and the legend."""
+    at = lambda which, step: dict(curves[which]).get(step)
+    adam1, noise1 = at(("adam", "gauge"), 1), at(("adam", "noise"), 1)
+    if adam1 and noise1:
+        k = math.floor(math.log10(adam1 / noise1))
+        ax.annotate(f"structural split:\none step, $10^{{{k}}}\\times$ the noise twin", xy=(2, adam1),
+                    xytext=(1.0, 0.985), textcoords=ax.get_xaxis_transform(), va="top",  # left of the rise
+                    fontsize=8.2, color="#D55E00",
+                    arrowprops={"arrowstyle": "->", "color": "#D55E00", "lw": 0.8,
+                                "connectionstyle": "arc3,rad=0.25"})
+    muon100 = at(("muon", "gauge"), 100)
+    if muon100:
+        ax.annotate("chaos: Muon's gauge\nand noise twins\ntrace one curve", xy=(101, muon100),
+                    xytext=(0.99, 2.4e-4), textcoords=ax.get_yaxis_transform(), ha="right",  # clear of the legend
+                    fontsize=8.2, color="#0072B2",
+                    arrowprops={"arrowstyle": "->", "color": "#0072B2", "lw": 0.8,
+                                "connectionstyle": "arc3,rad=0.3"})
+
+
 def figure2(curves: dict[tuple[str, str], list[tuple[int, float]]],
             published: dict[tuple[str, str], list[tuple[int, float]]] | None = None,
             spread: dict[tuple[str, str], list[list[tuple[int, float]]]] | None = None):
@@ -368,22 +409,7 @@ def figure2(curves: dict[tuple[str, str], list[tuple[int, float]]],
         handles.append(Patch(color=bands[0], alpha=0.16, linewidth=0, label="range over the\nD.5 seed pairs"))
     if any(published.get(which) for _, which, *_ in FIGURE2_SERIES):
         handles.append(published_handle("published"))
-    at = lambda which, step: dict(curves[which]).get(step)
-    adam1, noise1 = at(("adam", "gauge"), 1), at(("adam", "noise"), 1)
-    if adam1 and noise1:
-        k = math.floor(math.log10(adam1 / noise1))
-        ax.annotate(f"structural split:\none step, $10^{{{k}}}\\times$ the noise twin", xy=(2, adam1),
-                    xytext=(1.0, 0.985), textcoords=ax.get_xaxis_transform(), va="top",  # left of the rise
-                    fontsize=8.2, color="#D55E00",
-                    arrowprops={"arrowstyle": "->", "color": "#D55E00", "lw": 0.8,
-                                "connectionstyle": "arc3,rad=0.25"})
-    muon100 = at(("muon", "gauge"), 100)
-    if muon100:
-        ax.annotate("chaos: Muon's gauge\nand noise twins\ntrace one curve", xy=(101, muon100),
-                    xytext=(0.99, 2.4e-4), textcoords=ax.get_yaxis_transform(), ha="right",  # clear of the legend
-                    fontsize=8.2, color="#0072B2",
-                    arrowprops={"arrowstyle": "->", "color": "#0072B2", "lw": 0.8,
-                                "connectionstyle": "arc3,rad=0.3"})
+    figure2_annotations(ax, curves)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xticks([1, 2, 11, 101, 1001])

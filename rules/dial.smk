@@ -73,6 +73,7 @@ rule dial_table:
 rule dial_figure:
     input:
         envelope="results/dial/envelope.csv",
+        runs=dial_runs(),
         zoo_summary="results/zoo/summary.csv",
     output:
         pdf="results/figures/dial.pdf",

@@ -1,5 +1,5 @@
 """Figure 1, re-deriving the S1 selection from the per-run records and checking it against the
-stored summary before drawing."""
+stored summary before drawing; each method's seeds and Table 2's published values beside it."""
 import sys
 from pathlib import Path
 
@@ -9,7 +9,7 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 import math  # noqa: E402
 
 
-from gaugelab import figures, records, select  # noqa: E402
+from gaugelab import figures, published, records, select  # noqa: E402
 
 p = snakemake.params
 stored = records.read_table(snakemake.input.summary)
@@ -22,5 +22,8 @@ for method, row in derived.iterrows():
     assert abs(row["rec"] - stored.loc[method, "rec"]) < 1e-12 or not math.isfinite(row["rec"]), method
     if p.strict:
         assert row["worst_train"] < p.tol, f"{method}: selected row did not interpolate on every seed"
-rows = [{"method": m, "rec": float(r["rec"])} for m, r in derived.iterrows()]
-figures.save(figures.figure1(rows, strict=p.strict), snakemake.output.pdf, snakemake.output.png)
+rows = [{"method": m, "rec": float(r["rec"]), "erank": float(r["erank"]),
+         **{f"seeds_{q}": select.seed_values(runs, m, r["lr"], q) for q in ("rec", "erank")}}
+        for m, r in derived.iterrows()]
+paper = figures.table2_published(published.of("Table 2"))
+figures.save(figures.figure1(rows, strict=p.strict, published=paper), snakemake.output.pdf, snakemake.output.png)

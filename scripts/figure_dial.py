@@ -1,4 +1,5 @@
-"""The dial figure: effective rank against p (RMS), with Table 2's GD row as reference."""
+"""The dial figure: effective rank against p (RMS bold, GEO thin), each RMS row's seeds, Table 2's
+GD row as reference and the paper's Section 7 values as markers."""
 import sys
 from pathlib import Path
 
@@ -8,12 +9,14 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 import math  # noqa: E402
 
 
-from gaugelab import figures, records  # noqa: E402
+from gaugelab import figures, published, records, select  # noqa: E402
 
-envelope = records.read_table(snakemake.input.envelope)
-rms = envelope[envelope["convention"] == "rms"].to_dict("records")
+envelope = records.read_table(snakemake.input.envelope).to_dict("records")
+runs = select.frame([records.read(path) for path in snakemake.input.runs])
+seeds = {(r["convention"], r["p"]): select.seed_values(runs, r["variant"], r["lr"], "erank") for r in envelope}
 zoo = records.read_table(snakemake.input.zoo_summary)
 gd = zoo[zoo["selected"] & (zoo["method"] == "gd")]
 gd_erank = float(gd["erank"].iloc[0]) if len(gd) else math.nan
-fig = figures.figure_dial(rms, gd_erank, snakemake.params.rank)
+paper = figures.dial_published(published.of("Section 7 dial"))
+fig = figures.figure_dial(envelope, gd_erank, snakemake.params.rank, seeds=seeds, published=paper)
 figures.save(fig, snakemake.output.pdf, snakemake.output.png)

@@ -1,4 +1,5 @@
-"""App. D.2 figure: recovery against learning rate per method, flow-limit points ringed."""
+"""App. D.2 figure: recovery against learning rate per method, flow-limit points ringed, the
+paper's flow-limit rows (published.py, App. D.2) as markers."""
 import sys
 from pathlib import Path
 
@@ -6,7 +7,8 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works witho
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
 
-from gaugelab import figures, records  # noqa: E402
+from gaugelab import figures, published, records  # noqa: E402
 
 rows = records.read_table(snakemake.input[0], keep_default_na=False, na_values=[""]).to_dict("records")
-figures.save(figures.figure_lr_sensitivity(rows), snakemake.output.pdf, snakemake.output.png)
+paper = figures.flow_limit_published(published.of("App. D.2"))
+figures.save(figures.figure_lr_sensitivity(rows, paper), snakemake.output.pdf, snakemake.output.png)

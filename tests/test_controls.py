@@ -117,7 +117,7 @@ def test_init_scale_second_size_and_lr_sensitivity(tiny):
 
 
 def test_flow_limit_is_the_smallest_interpolating_lr():
-    cells = pd.DataFrame({"method": ["gd"] * 3, "lr": [0.01, 0.03, 0.1], "rec": [0.1, 0.2, 0.3],
+    cells = pd.DataFrame({"method": ["gd"] * 3, "lr": [0.01, 0.03, 0.1], "rec": [0.1, 0.2, 0.3], "rec_sd": [0.0] * 3,
                           "erank": [3.0] * 3, "train": [1e-3, 1e-8, 1e-9], "steps": [400, 300, 200]})
     out = controls.lr_sensitivity(cells, {"gd": [0.01, 0.03, 0.1]}, 1e-7)
     assert list(out["flow_limit"]) == [False, True, False]

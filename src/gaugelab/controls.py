@@ -108,16 +108,17 @@ def init_scale(summaries: dict[float, pd.DataFrame], zoo_summary: pd.DataFrame, 
 
 
 def lr_sensitivity(summary: pd.DataFrame, grids: dict[str, list[float]], tol: float) -> pd.DataFrame:
-    """App. D.2 (S6): every (method, lr) with mean rec, erank, train and steps; the flow-limit row
-    of each method is its smallest lr whose mean train < tol (none: "never interpolated")."""
+    """App. D.2 (S6): every (method, lr) with mean rec and its population sd over seeds, erank,
+    train and steps; the flow-limit row of each method is its smallest lr whose mean train < tol
+    (none: "never interpolated")."""
     cells = summary.set_index(["method", "lr"])
     rows = []
     for method, grid in grids.items():
         flow = next((lr for lr in grid if cells.loc[(method, lr), "train"] < tol), None)
         for lr in grid:
             c = cells.loc[(method, lr)]
-            rows.append({"method": method, "lr": lr, "rec": c["rec"], "erank": c["erank"], "train": c["train"],
-                         "steps": c["steps"], "flow_limit": lr == flow,
+            rows.append({"method": method, "lr": lr, "rec": c["rec"], "rec_sd": c["rec_sd"], "erank": c["erank"],
+                         "train": c["train"], "steps": c["steps"], "flow_limit": lr == flow,
                          "note": "never interpolated on this grid" if flow is None else ""})
     return pd.DataFrame(rows)
 

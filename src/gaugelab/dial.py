@@ -24,6 +24,14 @@ def labels(ps: list[float], conventions: list[str]) -> list[str]:
     return out + [label(p, convention) for convention in conventions for p in ps if p < 1]
 
 
+def parse_label(name: str) -> tuple[str | None, float]:
+    """Inverse of label(): (convention, p); stock Adam ("p1") has no convention."""
+    if name == "p1":
+        return None, 1.0
+    convention, p = name.split("_p", 1)
+    return convention, float(p)
+
+
 def variants(ps: list[float], conventions: list[str]) -> dict[str, Rule]:
     """Labels and rules in the spec's order (:func:`labels`)."""
     from . import optim  # here, not at the top: the tables and comparisons use this module without torch

@@ -1,8 +1,8 @@
 """The paper's published numbers and claims, each with where it appears and what it is held to.
 
-This is the only place in the project where a published value is written down. Tables and
-figures never read from here; only the comparison and the figures' published markers do (spec:
-sensing.md §16, attention.md §12).
+This is the only place in the project where a published value is written down. Tables never
+read from here; the comparison does (spec: sensing.md §16, attention.md §12), and the figures
+draw the values as markers beside the reproduced ones (figures.*_published).
 
 A value's ``kind`` says how it is checked (compare.judge):
 
@@ -386,3 +386,11 @@ def lookup(source: str, row: str, quantity: str) -> Value:
         if value.key == (source, row, quantity):
             return value
     raise KeyError(f"no published value {source}:{row}:{quantity}")
+
+
+def of(source: str) -> list[Value]:
+    """Every published value of one source (table, figure, log), in order: what a figure marks."""
+    return [value for value in every() if value.source == source]
+
+
+SECTION6_STEPS = 1500  # the paper's run length: Table 3's last column, where its drift_final is read

@@ -26,6 +26,12 @@ def frame(recs: list[dict]) -> pd.DataFrame:
     return pd.DataFrame([{c: r[c] for c in cols} for r in recs], columns=cols)
 
 
+
+def seed_values(runs: pd.DataFrame, method: str, lr: float, column: str) -> list[float]:
+    """One cell's unperturbed per-seed values in seed order: the spread behind its mean."""
+    cell = runs[(runs["method"] == method) & (runs["lr"] == lr) & (runs["perturbation"] == 0)]
+    return [float(v) for v in cell.sort_values("seed")[column]]
+
 def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
     """Per (method, lr) cell: plain means over seeds (a NaN seed makes the mean NaN), worst train."""
     grouped = runs.groupby(CELL, sort=False)

@@ -175,6 +175,16 @@ def figure2_curves(summary: pd.DataFrame) -> dict[tuple[str, str], list[tuple[in
     return out
 
 
+def figure2_spread(summary: pd.DataFrame) -> dict[tuple[str, str], list[list[tuple[int, float]]]]:
+    """The seed spread behind Figure 2's single gauge pairs: per (optimizer, "gauge"), every D.5
+    pair's [(step, drift)] (its init and gauge seeds; Figure 2's own pair among them)."""
+    steps, rows = steps_of(summary), in_set(summary, "d5")
+    out: dict[tuple[str, str], list[list[tuple[int, float]]]] = {}
+    for _, r in rows[rows["twin"] == "gauge"].sort_values(["optimizer", "init_seed", "twin_seed"]).iterrows():
+        out.setdefault((r["optimizer"], "gauge"), []).append([(s, drift_at(r, s)) for s in steps])
+    return out
+
+
 def published_quantities(summary: pd.DataFrame, sets: dict[str, list[Pair]]) -> dict[tuple, Found]:
     """The reproduced counterpart of every published Section 6 / D.5 value that the configured
     sets allow (spec: attention.md §12.1-12.2, §12.3b, §12.4)."""

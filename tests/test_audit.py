@@ -180,7 +180,7 @@ def test_census_of_a_few_optimizers(tmp_path):
     assert "SparseAdam" in census.table_html(flat)
     if shutil.which("pdflatex") is None:
         return
-    (tmp_path / "doc.tex").write_text("\\documentclass{article}\\usepackage{booktabs}\\begin{document}\n"
+    (tmp_path / "doc.tex").write_text("\\documentclass{article}\\usepackage{booktabs,longtable}\\begin{document}\n"
                                       + census.table_latex(flat) + "\\end{document}\n")
     proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"], check=False, cwd=tmp_path,
                           capture_output=True, text=True)
@@ -193,3 +193,12 @@ def test_census_of_pytorch_optimizer_subset():
                         names=["lion", "sgdw"], log=lambda _: None)
     rows = {r["optimizer"]: r["overall"] for r in record["rows"]}
     assert rows == {"lion": "basis-dependent", "sgdw": "equivariant"}
+
+
+def test_census_builds_the_muon_family_with_parameter_groups():
+    """pytorch-optimizer's Muon needs use_muon-flagged groups: built so, and the row says it."""
+    pytest.importorskip("pytorch_optimizer", reason="pytorch-optimizer not installed; pip install 'gaugelab[audit]'")
+    row, = census.run("pytorch_optimizer", {"steps": 2, "dtype": "float64", "model": "mha"}, names=["muon"],
+                      log=lambda _: None)["rows"]
+    assert row["built"] and row["stepped"] and "use_muon" in row["reason"]
+    assert set(row["verdicts"]) == {"sensing", "mha/qk", "mha/vo"}

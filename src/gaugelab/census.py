@@ -66,6 +66,25 @@ def _lr_for(source: str) -> float | None:
     return FALLBACK_LR if lr is None or lr.default is inspect.Parameter.empty else None
 
 
+def muon_groups(source: str):
+    """pytorch-optimizer's Muon family takes parameter groups flagged ``use_muon``: a factory that
+    puts the matrices in a Muon group and the rest in its AdamW group (the paper's hybrid)."""
+    cls = diagnose._import(source)
+
+    def build(params, lr=None, **options):
+        params = list(params)
+        groups = [{"params": [p for p in params if p.ndim == 2], "use_muon": True},
+                  {"params": [p for p in params if p.ndim != 2], "use_muon": False}]
+        return cls([g for g in groups if g["params"]], **({} if lr is None else {"lr": lr}), **options)
+
+    build.__module__, build.__qualname__ = cls.__module__, cls.__qualname__  # named as the class
+    return build
+
+
+def _needs_groups(reason: str) -> bool:
+    return "use_muon" in reason or "Tensor.__contains__" in reason
+
+
 def overall(verdicts: dict[str, str]) -> str:
     values = set(verdicts.values())
     for v in ("basis-dependent", "determinism failure", "inconclusive", "chaotic"):
@@ -95,20 +114,28 @@ def census_row(name: str, source: str | None, reason: str | None, settings: dict
     except Exception as exc:  # noqa: BLE001 - an import failure is the row's result
         row["reason"] = _failure(exc)[1]
         return row
+    optimizer, notes = source, []
     for stage in ("sensing", settings["model"]):
         one = {**settings, "stage": stage}
-        try:
-            for key, (verdict, summary) in _stage(source, row["lr"], one):
-                row["verdicts"][key], row["evidence"][key] = verdict, summary
-                row["built"] = row["stepped"] = True
-        except Exception as exc:  # noqa: BLE001 - the optimizer's own failure is the row's result
-            built, why = _failure(exc)
-            row["built"] |= built
-            row["verdicts"][stage] = "failed"
-            reasons.append(f"{stage}: {why}")
+        for attempt in (0, 1):
+            try:
+                for key, (verdict, summary) in _stage(optimizer, row["lr"], one):
+                    row["verdicts"][key], row["evidence"][key] = verdict, summary
+                    row["built"] = row["stepped"] = True
+                break
+            except Exception as exc:  # noqa: BLE001 - the optimizer's own failure is the row's result
+                built, why = _failure(exc)
+                if attempt == 0 and not built and _needs_groups(why) and optimizer is source:
+                    optimizer = muon_groups(source)  # then every later stage uses the groups too
+                    notes.append("built with parameter groups: matrices use_muon=True, the rest False")
+                    continue
+                row["built"] |= built
+                row["verdicts"][stage] = "failed"
+                reasons.append(f"{stage}: {why}")
+                break
     ran = {k: v for k, v in row["verdicts"].items() if v != "failed"}
     row["overall"] = overall(ran) if ran else "failed"
-    row["reason"] = "; ".join(reasons) or None
+    row["reason"] = "; ".join(notes + reasons) or None
     row["seconds"] = round(time.perf_counter() - start, 3)
     return row
 
@@ -160,11 +187,18 @@ def table_rows(censuses: list[dict]) -> list[dict]:
                         "built": r["built"], "stepped": r["stepped"], "overall": r["overall"],
                         **{f"verdict:{k}": v for k, v in r["verdicts"].items()},
                         "reason": r["reason"] or "", "seconds": r["seconds"]})
+    columns = _columns(out)
+    for r in out:  # a model that failed as a whole fails on each of its symmetries' columns
+        for key in [k for k in r if k.startswith("verdict:") and k != "verdict:sensing" and "/" not in k]:
+            value = r.pop(key)
+            for column in (c for c in columns if c.startswith(f"{key}/")):
+                r.setdefault(column, value)
     return out
 
 
 def _columns(rows: list[dict]) -> list[str]:
-    return sorted({k for r in rows for k in r if k.startswith("verdict:")})
+    found = {k for r in rows for k in r if k.startswith("verdict:") and (k == "verdict:sensing" or "/" in k)}
+    return sorted(found, key=lambda k: (k != "verdict:sensing", k))  # sensing first
 
 
 def _caption(rows: list[dict]) -> str:
@@ -178,15 +212,16 @@ def table_latex(rows: list[dict]) -> str:
 
     cols = _columns(rows)
     lines = ["% The optimizer census (issue 24), generated from the workflow's census files. Do not edit.",
+             "% One row per optimizer, over pages: needs \\usepackage{booktabs, longtable}.",
              f"% {_caption(rows)}",
-             "\\begin{tabular}{ll" + "l" * len(cols) + "ll}", "\\toprule",
+             "\\begin{longtable}{ll" + "l" * len(cols) + "lp{4.5cm}}", "\\toprule",
              " & ".join(["Library", "Optimizer", *(tex(c.removeprefix("verdict:")) for c in cols), "Overall",
-                         "Reason"]) + " \\\\", "\\midrule"]
+                         "Reason"]) + " \\\\", "\\midrule", "\\endhead"]
     for r in rows:
         cells = [tex(r["library"]), f"\\texttt{{{tex(r['optimizer'])}}}", *(tex(r.get(c, "--")) for c in cols),
                  tex(r["overall"]), tex(r["reason"][:80] or "--")]
         lines.append(" & ".join(cells) + " \\\\")
-    lines += ["\\bottomrule", "\\end{tabular}"]
+    lines += ["\\bottomrule", "\\end{longtable}"]
     return "\n".join(lines) + "\n"
 
 

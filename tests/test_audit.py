@@ -161,7 +161,7 @@ def test_bad_model_specs_are_clear_errors():
 
 def test_command_line_writes_a_valid_record(tmp_path, capsys):
     out = tmp_path / "audit.json"
-    assert cli.main(["audit", "--model", "gaugelab.audit:lora", "--optimizer", "torch.optim:SGD", "--lr", "0.01",
+    assert cli.main(["audit", "--model", "gaugelab.audit_models:lora", "--optimizer", "torch.optim:SGD", "--lr", "0.01",
                      "--steps", "3", "-o", str(out)]) == 0
     record = records.load(out, records.AUDIT_SCHEMA)
     assert audit.verdicts(record) == {"lora": "equivariant"}

@@ -19,6 +19,7 @@ include: "rules/paper.smk"
 include: "rules/dial.smk"
 include: "rules/twins.smk"  # Section 6, Appendix D.5
 include: "rules/diagnose.smk"
+include: "rules/census.smk"  # opt-in: `snakemake census`
 include: "rules/controls.smk"  # Section 5 controls, App. D; Table 2 reference row
 include: "rules/table9.smk"  # Table 9: float64 twins; the `gpu` target; merging extension
 

@@ -226,6 +226,16 @@ def checked_runs(experiment, cells):
 # T9 and DIAGNOSE_PLAN, are defined there: input functions run after every file is read) -------
 
 
+def census_checked(wildcards):
+    """The set-aside inputs of a library's census file (rules/common.smk: checked)."""
+    settings = {k: v for k, v in config["census"].items() if k != "libraries"}
+    return checked(
+        f"results/census/{wildcards.library}.json",
+        gaugelab_records.CENSUS_SCHEMA,
+        gaugelab_records.provenance({"library": wildcards.library}, {**settings, "names": None}),
+    )
+
+
 def diagnose_checked(wildcards):
     """The set-aside inputs of the diagnosis files (rules/common.smk: checked)."""
     s = config["diagnose"]

@@ -98,13 +98,12 @@ def _sensing(args: argparse.Namespace) -> int:
     return 0
 
 
-def _diagnose(args: argparse.Namespace) -> int:
+def _options(items: list[str] | None) -> dict:
+    """--option KEY=VALUE (repeatable; the value read as YAML) as keyword arguments."""
     import yaml
 
-    from . import diagnose
-
     options = {}
-    for item in args.option or []:
+    for item in items or []:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise UsageError(f"--option takes KEY=VALUE, got {item!r}")
@@ -112,6 +111,13 @@ def _diagnose(args: argparse.Namespace) -> int:
             options[key] = yaml.safe_load(value)
         except yaml.YAMLError as exc:
             raise UsageError(f"--option {item}: the value is not YAML ({configuration.yaml_problem(exc)})") from None
+    return options
+
+
+def _diagnose(args: argparse.Namespace) -> int:
+    from . import diagnose
+
+    options = _options(args.option)
     configuration.validate({"diagnose": {"steps": args.steps, "lr": args.lr, "dtype": args.dtype}})
     output = args.output or f"diagnose_{diagnose.label_of(args.optimizer)}.json"
     _output(output)
@@ -124,6 +130,24 @@ def _diagnose(args: argparse.Namespace) -> int:
     print(f"-> {output}" + ("" if stem is None else f", {stem}.<testbed>.pdf/.png"))
     verdicts = {r["verdict"] for r in result["reports"].values()}
     return 1 if args.expect and verdicts != {args.expect} else 0
+
+
+def _audit(args: argparse.Namespace) -> int:
+    import re
+
+    from . import audit, diagnose
+
+    options = _options(args.option)
+    label = re.sub(r"[^A-Za-z0-9_.-]", "_", args.model.replace(":", "_"))
+    output = args.output or f"audit_{label}_{diagnose.label_of(args.optimizer)}.json"
+    _output(output)
+    record = audit.audit(args.model, args.optimizer, steps=args.steps, lr=args.lr, dtype=args.dtype, options=options,
+                         sigma=args.sigma, threads=args.threads, only=args.symmetry)
+    records.write_json(output, record)
+    for line in audit.format_lines(record):
+        print(line)
+    print(f"-> {output}")
+    return 0
 
 
 def _twins(args: argparse.Namespace) -> int:
@@ -220,6 +244,23 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--expect", choices=["equivariant", "basis-dependent", "chaotic", "determinism failure",
                                         "inconclusive"], help="exit 1 unless every testbed gets this verdict")
     d.set_defaults(func=_diagnose)
+    a = sub.add_parser("audit", help="find a model's gauge symmetries and put an optimizer through the triplet on each",
+                       description="Model SPEC, verdicts and thresholds: see docs/audit.md and gaugelab.audit.")
+    a.add_argument("--model", required=True,
+                   help="a built-in (mha, mha-biased, encoder, gpt2, llama, lora) or package.module:factory "
+                        "returning (model, batch[, loss_fn])")
+    a.add_argument("--optimizer", required=True, help="as for diagnose: a registry name or package.module:Attr")
+    a.add_argument("--steps", type=positive_int, default=50, help="training steps per copy (default 50)")
+    a.add_argument("--lr", type=positive_float, help="learning rate (default: the optimizer's own)")
+    a.add_argument("--dtype", choices=["float32", "float64"], default="float64")
+    a.add_argument("--option", action="append", metavar="KEY=VALUE",
+                   help="optimizer keyword argument (value read as YAML), repeatable")
+    a.add_argument("--symmetry", action="append", help="only this candidate symmetry (qk, qk+bias, qk-rope, vo, "
+                                                       "vo+bias, lora), repeatable")
+    a.add_argument("--sigma", type=positive_float, help="noise twin's relative perturbation (default: sqrt(eps))")
+    a.add_argument("--threads", type=positive_int, default=1, help="torch threads (default 1)")
+    a.add_argument("-o", "--output", help="JSON record (default audit_<model>_<optimizer label>.json)")
+    a.set_defaults(func=_audit)
     t = sub.add_parser("twins", help="one attention twin pair (Section 6) -> one JSON record")
     t.add_argument("--optimizer", required=True, choices=["adam", "sgd", "scalar_adam", "muon"])
     t.add_argument("--twin", required=True, choices=["gauge", "identity", "noise"])

@@ -509,7 +509,9 @@ def run_triplet(testbed: Testbed, spec: OptimizerSpec, lr: float | None, steps: 
 
     Every step compares each twin with the base (the drifts, and the identity twin bit for bit:
     parameters and output); the curves keep the :func:`checkpoints`, the verdict reads every
-    step (``dense``). Also returns the base's movement and its initial and final loss.
+    step (``dense``). Also returns the base's movement and its initial and final loss. A testbed
+    with a ``parts(params) -> {name: tensor}`` method (the audit's per-group invariants) has each
+    part compared the same way: ``parts[name]`` holds its ``dense`` drifts and ``base_moved``.
     """
     base = testbed.initial()
     starts = {"base": base, "gauge": testbed.gauge(base), "identity": testbed.gauge(base, identity=True),
@@ -521,13 +523,22 @@ def run_triplet(testbed: Testbed, spec: OptimizerSpec, lr: float | None, steps: 
     out0 = testbed.output(copies["base"].params)
     loss0 = float(testbed.loss(copies["base"].params))
     moved, diverged_at = 0.0, None
+    parts_of = getattr(testbed, "parts", None)
+    with torch.no_grad():
+        parts0 = parts_of(copies["base"].params) if parts_of else {}
+    parts = {key: {"dense": {twin: [] for twin in TWINS}, "base_moved": 0.0} for key in parts0}
 
     def compare(t: int) -> None:
         nonlocal identical, first_difference, moved
         with torch.no_grad():
             outs = {name: testbed.output(c.params) for name, c in copies.items()}
+            pieces = {name: parts_of(c.params) for name, c in copies.items()} if parts_of else {}
         for twin in TWINS:
             dense[twin].append(drift(outs["base"], outs[twin]))
+            for key, part in parts.items():
+                part["dense"][twin].append(drift(pieces["base"][key], pieces[twin][key]))
+        for key, part in parts.items():
+            part["base_moved"] = drift(pieces["base"][key], parts0[key])
         same = bit_identical(copies["base"].params + [outs["base"]],
                              copies["identity"].params + [outs["identity"]])
         if not same and identical:
@@ -559,6 +570,7 @@ def run_triplet(testbed: Testbed, spec: OptimizerSpec, lr: float | None, steps: 
         "loss_initial": loss0,
         "loss_final": loss_final,
         "diverged_at": diverged_at,
+        "parts": parts,
     }
 
 

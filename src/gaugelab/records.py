@@ -31,9 +31,12 @@ TWIN_BUNDLE_SCHEMA = "gaugelab.twin_bundle/2"
 CONVEX_SCHEMA = "gaugelab.convex/2"
 DIAGNOSE_SCHEMA = "gaugelab.diagnose/2"
 MERGE_SCHEMA = "gaugelab.merge/2"
+AUDIT_SCHEMA = "gaugelab.audit/1"
+CENSUS_SCHEMA = "gaugelab.census/1"
 # schema id -> its JSON Schema file in gaugelab/data/records/
 KINDS = {SCHEMA: "run", BUNDLE_SCHEMA: "bundle", TWIN_SCHEMA: "twin", TWIN_BUNDLE_SCHEMA: "twin_bundle",
-         CONVEX_SCHEMA: "convex", DIAGNOSE_SCHEMA: "diagnose", MERGE_SCHEMA: "merge"}
+         CONVEX_SCHEMA: "convex", DIAGNOSE_SCHEMA: "diagnose", MERGE_SCHEMA: "merge",
+         AUDIT_SCHEMA: "audit", CENSUS_SCHEMA: "census"}
 STATUSES = ("interpolated", "budget", "diverged")
 METRICS = ("train", "rec", "erank", "nuc", "bal")
 TWIN_METRICS = ("acc1", "acc2", "val_loss1", "val_loss2", "train_loss1", "train_loss2")

@@ -1,0 +1,16 @@
+"""The optimizer census table (CSV, LaTeX, HTML), from the census files only."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
+sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
+
+import pandas as pd  # noqa: E402
+
+from gaugelab import census, records  # noqa: E402
+
+rows = census.table_rows([records.load(path, records.CENSUS_SCHEMA) for path in snakemake.input.runs])
+records.write_table(pd.DataFrame(rows), snakemake.output.summary, float_format="%.6g")
+Path(snakemake.output.tex).write_text(census.table_latex(rows))
+Path(snakemake.output.html).write_text(census.table_html(rows))
+print(census.counts(rows))

@@ -251,7 +251,7 @@ PRODUCT_SECTIONS = [
                    "lr_sensitivity", "table6")),
     ("Section 6", ("table3", "d5", "figure2", "table9")),
     ("Section 7", ("dial",)),
-    ("Beyond the paper", ("diagnose", "merge_extension")),
+    ("Beyond the paper", ("diagnose", "census", "merge_extension")),
 ]
 
 

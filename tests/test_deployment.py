@@ -1,6 +1,6 @@
 """Deployment: the lock files, pyproject.toml's ranges and the env files agree; every rule names
-its env and its log; the workflow runs as a module of another workflow and from another folder;
-and the SLURM profile turns every job (GPU-tagged ones included) into a complete sbatch request.
+its env and its log; the workflow runs as a module of another workflow (and from another folder
+without --configfile: test_workflow.py's dry-run counts); and the SLURM profile turns every job (GPU-tagged ones included) into a complete sbatch request.
 No scheduler is needed here: the requests come from a dry run rendered by the SLURM plugin's own
 functions (profiles/slurm/preview.py); test_cluster.py submits them for real."""
 
@@ -218,15 +218,6 @@ def test_the_workflow_runs_as_a_module_of_another_workflow(tmp_path):
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert json.loads((tmp_path / target).read_text())["seed"] == 42
     assert "progress convex reference" in (tmp_path / "logs/nuclear_reference/seed42.log").read_text()
-
-
-@pytest.mark.workflow
-def test_the_workflow_runs_from_another_folder_without_a_configfile(tmp_path):
-    """`snakemake --directory elsewhere` takes the config.yaml beside the Snakefile."""
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory", str(tmp_path),
-           "-n", "--quiet", "rules"]
-    counts = job_counts(subprocess.run(cmd, cwd=tmp_path, check=False, capture_output=True, text=True))
-    assert counts["zoo_train_0"] == counts["zoo_train_1"] == 1 and counts["twins_run"] == 19, counts
 
 
 def test_the_catalog_file_describes_the_usage():

@@ -135,7 +135,11 @@ def test_bad_config_fails_before_any_job(tmp_path, bad, key):
 
 
 def dry_run_counts(workdir, *targets):
-    proc = snakemake(workdir, "-n", *targets, "--quiet", "rules", configfile=ROOT / "config.yaml")
+    """Jobs per rule of a dry run of the default config, with no --configfile: from another folder
+    (--directory) the workflow takes the config.yaml beside its Snakefile."""
+    cmd = SNAKEMAKE + ["--directory", str(workdir), "-n", *targets, "--quiet", "rules"]
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-5000:]
     table = proc.stdout + proc.stderr
     return {line.split()[0]: int(line.split()[1]) for line in table.splitlines()
             if len(line.split()) == 2 and line.split()[1].isdigit()}

@@ -1,12 +1,16 @@
 # Reproduction workflow for "The Loss Does Not See the Basis, but Adam Does" (Singh, 2026).
 #   snakemake --cores all           full default reproduction (every CPU-feasible experiment)
 #   snakemake --report report.html  the report, after a run
+from pathlib import Path
+
 from snakemake.utils import min_version
 
 min_version("9.0")
 
 
-configfile: "config.yaml"
+# The default configuration beside this file, wherever Snakemake runs (--directory, or this
+# workflow used as a module of another, which passes its own `config:`); --configfile replaces it.
+configfile: Path(workflow.current_basedir) / "config.yaml"
 
 
 include: "rules/common.smk"

@@ -1,8 +1,12 @@
 # Configuration, validation and path helpers shared by every rules file.
+import csv
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+# The repository's root: this file's folder's parent (workflow.basedir would be the main
+# Snakefile's folder, another workflow's where this one is used as a module).
+REPO = Path(workflow.current_basedir).parent
+sys.path.insert(0, str(REPO / "src"))
 
 from gaugelab import config as gaugelab_config
 from gaugelab import corpus as gaugelab_corpus
@@ -41,6 +45,33 @@ wildcard_constraints:
     variant=r"gauge|identity|noise[0-9.e+-]+",
     init=r"\d+",
     model=r"[A-Za-z0-9-]+",
+
+
+# How long each training job took here at the default size, for its message: the seconds from a
+# measured run, each row naming the run (benchmarks/job_times.csv).
+JOB_TIMES = {
+    (row["rule"], row["key"]): row["seconds"]
+    for row in csv.DictReader((REPO / "benchmarks/job_times.csv").read_text().splitlines())
+}
+
+
+def took(rule, key=""):
+    """'; at the default size about N s here', or nothing where no run measured the job."""
+    seconds = JOB_TIMES.get((rule, key))
+    return "" if seconds is None else f"; at the default size about {seconds} s here"
+
+
+def took_sensing(experiment):
+    """:func:`took` of a sensing experiment's training shard: the row of its family (zoo_train,
+    schedule_train for every schedule_* arm, ...)."""
+    names = [name for name, _ in JOB_TIMES if name.endswith("_train") and experiment.startswith(name[: -len("_train")])]
+    return took(names[0]) if names else ""
+
+
+def took_each(rule):
+    """The measured seconds of every key of a rule, e.g. one per Table 9 configuration."""
+    times = [f"{key} {seconds} s" for (name, key), seconds in JOB_TIMES.items() if name == rule]
+    return f"; at the default size here: {', '.join(times)}" if times else ""
 
 
 def lr_tag(lr):

@@ -38,7 +38,7 @@ rule nuclear_reference_run:
         testbed={k: config["zoo"][k] for k in ("n", "rank", "measurements_per_dof")},
         settings=config["nuclear_reference"],
     message:
-        "Table 2 reference: min-nuclear-norm interpolant, seed {wildcards.seed}"
+        f"Table 2 reference: min-nuclear-norm interpolant (float64 ADMM), seed {{wildcards.seed}}{took('nuclear_reference_run')}"
     script:
         "../scripts/nuclear_reference_run.py"
 

@@ -34,8 +34,11 @@ rule diagnose_runs:
         plan=DIAGNOSE_PLAN,
         settings=config["diagnose"],
     message:
-        "Equivariance diagnostic: {} optimizers on {}".format(
-            len(DIAGNOSE_PLAN), ", ".join(config["diagnose"]["testbeds"])
+        "Equivariance diagnostic: {} optimizers on {}, {} steps each{}".format(
+            len(DIAGNOSE_PLAN),
+            ", ".join(config["diagnose"]["testbeds"]),
+            config["diagnose"]["steps"],
+            took("diagnose_runs"),
         )
     script:
         "../scripts/diagnose_runs.py"

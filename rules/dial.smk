@@ -23,7 +23,8 @@ rule dial_train:
         dtype=config["dtype"],
         device=config["device"],
     message:
-        "Section 7 dial: every Adam-p variant and lr, seed {wildcards.seed}"
+        f"Section 7 dial: every Adam-p variant and lr ({len(dial_labels()) * len(config['dial']['lrs'])} runs of up to "
+        f"{config['dial']['budget']} steps as one batch), seed {{wildcards.seed}}{took('dial_train')}"
     script:
         "../scripts/train_dial.py"
 

@@ -32,7 +32,8 @@ for _experiment in SENSING_EXPERIMENTS:
                 dtype=config["dtype"],
                 device=config["device"],
             message:
-                f"{_experiment}: training shard {_shard + 1} of {SHARDS}"
+                f"{_experiment}: training shard {_shard + 1} of {SHARDS}, {len(shard_cells(_experiment, _shard))} runs of up to "
+                f"{SENSING[_experiment]['budget']} steps as one batch{took_sensing(_experiment)}"
             script:
                 "../scripts/train_sensing.py"
 
@@ -101,6 +102,6 @@ rule sensing_sensitivity:
         dtype=config["dtype"],
         device=config["device"],
     message:
-        "{wildcards.experiment}: perturbed reruns of the cells the comparison rests on, shard {wildcards.shard}"
+        f"{{wildcards.experiment}}: perturbed reruns of the cells the comparison rests on, shard {{wildcards.shard}}{took('sensing_sensitivity')}"
     script:
         "../scripts/sensitivity_sensing.py"

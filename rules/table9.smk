@@ -45,7 +45,7 @@ rule table9_step1:
         pairs=T9["pairs"],
         device=T9["step1_device"],
     message:
-        "Table 9, step-1 subset: steps 0 and 1 of every float64 pair of {wildcards.model}"
+        f"Table 9, step-1 subset: steps 0 and 1 of every float64 pair of {{wildcards.model}}{took_each('table9_step1')}"
     script:
         "../scripts/table9_step1.py"
 
@@ -76,7 +76,7 @@ rule table9_full:
         steps=lambda wildcards: T9["steps"][wildcards.model],
         device=T9["device"],
     message:
-        "Table 9, full length: {wildcards.optimizer} {wildcards.variant} twin of {wildcards.model}, init {wildcards.init}, twin seed {wildcards.seed}"
+        f"Table 9, full length: {{wildcards.optimizer}} {{wildcards.variant}} twin of {{wildcards.model}}, init {{wildcards.init}}, twin seed {{wildcards.seed}}{took_each('table9_full')}"
     script:
         "../scripts/table9_full.py"
 

@@ -28,7 +28,8 @@ rule twins_run:
     params:
         settings=TWIN_SETTINGS,
     message:
-        "Section 6 twins: {wildcards.optimizer} {wildcards.variant} twin, init {wildcards.init}, twin seed {wildcards.seed}"
+        f"Section 6 twins: {{wildcards.optimizer}} {{wildcards.variant}} twin, init {{wildcards.init}}, twin seed "
+        f"{{wildcards.seed}}, {TWIN_SETTINGS['steps']} steps{took('twins_run')}"
     script:
         "../scripts/train_twins.py"
 

@@ -5,6 +5,7 @@ cut short, and an interrupted run that resumes.
 """
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from gaugelab import compare, published, records
 
@@ -154,7 +156,11 @@ def test_bad_config_fails_before_any_job(tmp_path, bad, key):
 
 
 def dry_run_counts(workdir, *targets):
-    proc = snakemake(workdir, "-n", *targets, "--quiet", "rules", configfile=ROOT / "config.yaml")
+    """Jobs per rule of a dry run of the default config, with no --configfile: from another folder
+    (--directory) the workflow takes the config.yaml beside its Snakefile."""
+    cmd = SNAKEMAKE + ["--directory", str(workdir), "-n", *targets, "--quiet", "rules"]
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-5000:]
     table = proc.stdout + proc.stderr
     return {line.split()[0]: int(line.split()[1]) for line in table.splitlines()
             if len(line.split()) == 2 and line.split()[1].isdigit()}
@@ -223,3 +229,31 @@ def test_smoke_run_produces_the_controls(smoke):
     counts = pd.read_csv(smoke / "results/controls/classification.csv")
     assert len(counts) == 3
 
+
+
+def test_a_running_jobs_log_shows_progress_lines(tmp_path):
+    """A real training job started by Snakemake (one twin pair of the smoke model, lengthened so
+    that it runs a while): its log shows a progress line from inside the training loop, mid-run,
+    while the job is still running (GAUGELAB_PROGRESS_SECONDS shortens the interval)."""
+    config = yaml.safe_load(SMOKE.read_text())
+    config["twins"].update(steps=20000, checkpoints=[0, 1, 5])
+    (tmp_path / "long.yaml").write_text(yaml.safe_dump(config))
+    pair = "cpu-mod11-L2d16h2/adam/gauge/init42_seed777"
+    cmd = SNAKEMAKE + ["--directory", str(tmp_path), "--configfile", str(tmp_path / "long.yaml"), "--cores", "1",
+                       f"results/runs/twins/{pair}.json"]
+    log, seen = tmp_path / f"logs/twins/{pair}.log", None
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                            env={**os.environ, "GAUGELAB_PROGRESS_SECONDS": "0.5"})
+    try:
+        deadline = time.time() + 240
+        while time.time() < deadline and seen is None and proc.poll() is None:
+            time.sleep(0.2)
+            lines = log.read_text().splitlines() if log.exists() else []
+            seen = next((line for line in lines if line.startswith("progress twins") and "step 0/" not in line), None)
+        running = proc.poll() is None and not (tmp_path / f"results/runs/twins/{pair}.json").exists()
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+    assert seen is not None, f"no mid-run progress line in {log}"
+    assert running, "the job had ended before its progress line was read"
+    assert re.fullmatch(r"progress twins .+: 0/1 runs done, step [1-9]\d*/20000, \d+ s elapsed, about .+ left", seen)

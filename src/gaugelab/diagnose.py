@@ -91,7 +91,7 @@ from typing import Callable, Protocol, Sequence
 import torch
 from torch import Tensor
 
-from . import gauge, optim, records, runner, runtime, sensing
+from . import gauge, optim, progress, records, runner, runtime, sensing
 
 SCHEMA = records.DIAGNOSE_SCHEMA
 RATIO = 100.0
@@ -546,7 +546,9 @@ def run_triplet(testbed: Testbed, spec: OptimizerSpec, lr: float | None, steps: 
         moved = drift(outs["base"], out0)
 
     compare(0)
+    shown = progress.Progress(f"diagnose {spec.source} on {testbed.name}", 1, steps)
     for t in range(1, steps + 1):
+        shown.update(t - 1, 0)
         for c in copies.values():
             try:
                 c.step(t)
@@ -558,6 +560,7 @@ def run_triplet(testbed: Testbed, spec: OptimizerSpec, lr: float | None, steps: 
             diverged_at = t
             marks.add(t)
             break
+    shown.finish(len(dense["gauge"]) - 1)
     loss_final = float(testbed.loss(copies["base"].params).detach())
     kept = sorted(s for s in marks if s < len(dense["gauge"]))
     return {

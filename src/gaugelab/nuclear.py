@@ -16,7 +16,7 @@ from typing import Callable
 import torch
 from torch import Tensor
 
-from . import records, runtime, sensing
+from . import progress, records, runtime, sensing
 
 SCHEMA = records.CONVEX_SCHEMA
 FIELDS = ("seed", "rec", "erank", "nuc", "nuc_truth", "feasibility", "iterations", "primal_residual",
@@ -66,7 +66,9 @@ def min_nuclear_norm(a: Tensor, y: Tensor, shape: tuple[int, int], *, rho: float
     dual = torch.zeros_like(x)
     pr = dr = math.inf
     it = 0
+    shown = progress.Progress("convex reference (ADMM iterations)", 1, max_iter)
     for it in range(1, max_iter + 1):
+        shown.update(it - 1, 0)
         x = singular_value_threshold(z - dual, 1.0 / rho)
         z_new = project(x + dual)
         dual = dual + x - z_new
@@ -75,6 +77,7 @@ def min_nuclear_norm(a: Tensor, y: Tensor, shape: tuple[int, int], *, rho: float
         z = z_new
         if pr < tol and dr < tol:
             break
+    shown.finish(it)
     return Solution(project(x), it, pr, dr, pr < tol and dr < tol)
 
 

@@ -7,7 +7,7 @@ from typing import Callable, Hashable, Sequence, TypeVar
 
 import torch
 
-from . import optim, records, runtime, sensing
+from . import optim, progress, records, runtime, sensing
 
 T = TypeVar("T")
 
@@ -60,7 +60,8 @@ def run_batch(experiment: str, exp: dict, cells: list[Cell], *, rules: dict[str,
         torch.stack([prepared[seed][2] for _, seed, _, _ in cells]),
         budget=exp["budget"], decayed=[m in exp.get("decayed", []) for m, _, _, _ in cells], tol=exp["tol"],
         check_every=exp["check_every"], perturbations=[d for _, _, _, d in cells],
-        which=[seeds.index(seed) for _, seed, _, _ in cells], loop=loop, early_stop=early_stop)
+        which=[seeds.index(seed) for _, seed, _, _ in cells], loop=loop, early_stop=early_stop,
+        progress=progress.Progress(experiment, len(cells), exp["budget"]))
     env = runtime.environment(dtype, dev)
     size = {**problem_size(exp), "init": exp["init"], "budget": exp["budget"], "tol": exp["tol"],
             "check_every": exp["check_every"], "loop": loop, "early_stop": early_stop, "dtype": dtype,

@@ -283,7 +283,7 @@ class _Group:
 def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float], u0: Tensor, v0: Tensor, *,
           budget: int, decayed: bool | list[bool], tol: float = 1e-7, check_every: int = 200,
           perturbations: list[float] | None = None, which: list[int] | None = None,
-          loop: str = "canonical", early_stop: bool = True) -> list[RunResult]:
+          loop: str = "canonical", early_stop: bool = True, progress=None) -> list[RunResult]:
     """Run the canonical loop (spec §2.1), or the dial loop (§2.2), for every run at once.
 
     The dial loop has no per-step divergence test: at each check it evaluates the post-update
@@ -297,7 +297,8 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
     instance or a stack (one per seed); ``which`` gives each run's instance (default: the first).
     ``u0``, ``v0`` are shared (n, k) factors or one per run (B, n, k). ``perturbations`` (default
     0) scale each run's U0 by (1 + δ): the sensitivity reruns. Returns one result per run, in
-    input order; each run's numbers are independent of the batch it ran in.
+    input order; each run's numbers are independent of the batch it ran in. ``progress`` (a
+    :class:`gaugelab.progress.Progress`) hears of every step; it reads only the clock.
     """
     if loop not in LOOPS:
         raise ValueError(f"unknown loop {loop!r}; use one of {LOOPS}")
@@ -351,6 +352,8 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
 
     no_divergence = torch.zeros(count, dtype=torch.bool)
     for t in range(1, budget + 1):
+        if progress is not None:
+            progress.update(t - 1, count - len(active_ids))
         train_loss, grad_u, grad_v = loss_and_gradients(inst, factors[:, 0], factors[:, 1], layout)
         grads = (torch.stack([grad_u, grad_v], dim=1), grad_u, grad_v)
         if t == 1 or t % check_every == 0 or t == budget:
@@ -400,4 +403,6 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
         for status, mask in ((STATUS_INTERPOLATED, interpolated), (STATUS_BUDGET, ~interpolated)):
             if mask.any():
                 retire(rows[mask], budget, check_loss, status)
+    if progress is not None:
+        progress.finish(t)
     return [results[i] for i in range(count)]

@@ -33,7 +33,7 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from . import corpus, records, runtime, tasks, transformer, twins
+from . import corpus, progress, records, runtime, tasks, transformer, twins
 from .transformer import ModelConfig, Params
 from .twins import DeterminismError, Pair
 
@@ -326,7 +326,9 @@ def train_copies(pair: Pair, cfg: ModelConfig, task: Task, settings: dict, *, st
         return z1, z2
 
     z1, z2 = evaluate(0)
+    shown = progress.Progress(f"{cfg.name} {pair}", 1, steps)
     for step in range(1, steps + 1):
+        shown.update(step - 1, 0)
         x, y = task.batch(step)
         last = (c1.step(x, y), c2.step(x, y))
         if not math.isfinite(last[1]):  # copy 2's loss (§6.1)
@@ -335,6 +337,7 @@ def train_copies(pair: Pair, cfg: ModelConfig, task: Task, settings: dict, *, st
         done = step
         if step in marks:
             z1, z2 = evaluate(step)
+    shown.finish(done)
     if curve[-1][0] != done:
         z1, z2 = evaluate(done)
     ends = end_metrics(task, z1, z2)
@@ -363,7 +366,9 @@ def step1_subset(cfg: ModelConfig, task: Task, pairs: list[Pair], settings: dict
     stepped: dict[tuple, tuple[Params, Tensor, float]] = {}
     twin0: dict[tuple, tuple[Params, Tensor]] = {}
     out = []
+    shown = progress.Progress(f"{cfg.name} step 1", len(pairs), 1, batched=False)
     for pair in pairs:
+        shown.update(0, len(out))
         start = time.perf_counter()
         init = pair.init_seed
         if init not in bases:
@@ -400,6 +405,7 @@ def step1_subset(cfg: ModelConfig, task: Task, pairs: list[Pair], settings: dict
         out.append(rec)
         log(f"{cfg.name} {pair}: drift step 0 {curve[0][1]:.3e}, step 1 {curve[1][1]:.3e}, "
             f"QK step 1 {curve[1][2]:.3e} ({rec['wall_s']:.1f} s)" + (" determinism OK" if pair.twin == "identity" else ""))
+    shown.finish(1)
     return out
 
 

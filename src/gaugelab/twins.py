@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from . import optim, records, runtime, tasks, transformer
+from . import optim, progress, records, runtime, tasks, transformer
 from .transformer import ModelConfig, Params
 
 SCHEMA = records.TWIN_SCHEMA
@@ -260,9 +260,12 @@ def train_pair(pair: Pair, settings: dict, *, threads: int | None = None, device
         return z
 
     z_val = evaluate(0)
+    shown = progress.Progress(f"twins {pair}", 1, settings["steps"])
     for last in train(params, cfg, rule, lr, x_train, y_train, settings["steps"]):
+        shown.update(last, 0)
         if last in marks:
             z_val = evaluate(last)
+    shown.finish(last)
     if last < settings["steps"]:
         status = STATUS_NONFINITE
     if curve[-1][0] != last:

@@ -94,10 +94,12 @@ rule appendix:
         "results/paper/appendix.pdf",
     log:
         "logs/paper/appendix.log",
+    conda:
+        "../envs/gaugelab.yaml"
     message:
         "The reproduction appendix as a PDF (needs pdflatex)"
-    shell:
-        "cd results/paper && pdflatex -interaction=nonstopmode -halt-on-error appendix.tex > ../../{log} 2>&1"
+    script:
+        "../scripts/appendix_pdf.py"
 
 
 rule zoo:

@@ -191,12 +191,17 @@ def _rst_text(text: str) -> str:
     return re.sub(r"([\\`*_|<>\[\]])", r"\\\1", text)
 
 
+# Snakemake's report centres its landing page vertically in a box of the screen's height, which cuts
+# off the top of a page taller than the screen; this page is, so it asks for the top instead.
+_TOP_ALIGNED = [".. raw:: html", "", "   <style>div.grow.flex.items-center.h-screen{align-items:flex-start}</style>", ""]
+
+
 def landing_rst(intro: str, comparison: pd.DataFrame, sections: dict[str, list[str]]) -> str:
     """The report's first page: ``intro`` (the workflow description), then the verdict counts per
     section, every row that is not exact with one line on why, and links to each section's
     tables and figures (``sections``: section -> result file names, Snakemake's link targets)."""
     table = compare.counts(comparison)
-    lines = [intro.rstrip(), "", "{% raw %}", "Verdict", "-------", ""]  # raw: Snakemake renders the page with Jinja
+    lines = [intro.rstrip(), "", "{% raw %}", *_TOP_ALIGNED, "Verdict", "-------", ""]  # raw: Snakemake renders it with Jinja
     total = len(comparison)
     summary = ", ".join(f"{int(table.loc['all', v])} {v}" for v in compare.VERDICTS)
     lines += [f"{total} published numbers and claims of Sections 5–7: {summary}.", ""]

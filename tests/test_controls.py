@@ -6,7 +6,8 @@ import math
 import pandas as pd
 import pytest
 
-from gaugelab import config, controls, compare, runner, select
+from gaugelab import compare, config, controls, published, runner, select
+from gaugelab import sensing_quantities as sq
 
 
 def test_arms_of_the_default_config_follow_the_protocol():
@@ -93,8 +94,9 @@ def test_schedule_control_table6_counts_and_comparison(tiny):
     assert list(zip(counts["mode"], counts["rule"])) == [(m, r) for m in ("const", "decay") for r in ("rec-sel", "spd-sel")]
     assert (counts["total"] == 6).all()
     assert len(controls.deltas(table)) == 6
-    rows = compare.schedule(table)
-    assert set(rows["row"]) >= {"midpoint split (decay, rec-sel)", "rmsprop const", "rmsprop const-60k spd-sel"}
+    rows = compare.rows(published.SCHEDULE, sq.schedule(table))
+    assert set(rows["row"]) >= {"midpoint split (decay, rec-sel)", "rmsprop const", "rmsprop const-60k spd-sel",
+                                "gd decay-full vs const", "adam decay-full vs const"}
     zoo = summary(arms, recs, "zoo")
     forms = controls.classification(zoo, table)
     assert len(forms) == 3 and forms.loc[1, "total"] == 6
@@ -113,7 +115,10 @@ def test_init_scale_second_size_and_lr_sensitivity(tiny):
     assert len(sens) == 4 and sens.groupby("method")["flow_limit"].sum().le(1).all()
     size = summary(arms, recs, "second_size")
     assert size["selected"].sum() == 3
-    assert set(compare.second_size(size, 1e-4)["row"]) == {"gd", "adam", "muon"}
+    assert {k[1] for k in sq.second_size(size, 1e-4)} == {"gd", "adam", "muon"}
+    found = sq.init_scale(rows, checks)
+    assert ("App. D.4", "init 0.001 split check", "holds") in found
+    assert {k[1] for k in sq.lr_sensitivity(sens)} <= {f"{m} flow limit" for m in arms["lr_sensitivity"]["grids"]}
 
 
 def test_flow_limit_is_the_smallest_interpolating_lr():
@@ -131,5 +136,5 @@ def test_nuclear_summary_appends_the_mean_row():
             for s, r, e in [(42, 0.0, 3.0), (123, 0.3, 4.0)]]
     out = controls.nuclear_summary(recs)
     assert list(out["seed"]) == [42, 123, "mean"] and math.isclose(out["rec"].iloc[-1], 0.15)
-    rows = compare.nuclear(out)
+    rows = compare.rows(published.NUCLEAR, sq.nuclear(out))
     assert list(rows["quantity"]) == ["rec", "erank"] and (rows["verdict"] == "differs").all()

@@ -174,6 +174,9 @@ def test_dry_run_job_counts_of_the_default_config(tmp_path):
     assert counts["dial_train"] == 3 and counts["dial_table"] == counts["dial_figure"] == 1
     zoo = dry_run_counts(tmp_path, "zoo")
     assert zoo["sensing_sensitivity"] == 2  # the zoo's perturbed reruns, one job per shard
+    # and those of the cells the other published rows rest on: the 60x60 size, three init scales, the
+    # flow-limit cells, RMSProp's three decay-control arms and the dial, two shards each
+    assert counts["sensing_sensitivity"] == 2 * 10 and counts["report_pages"] == 1
     assert not [rule for rule in counts if rule.startswith("census")]  # the census is opt-in
     census = dry_run_counts(tmp_path, "census")
     assert census["census_library"] == 2 and census["census_table"] == 1  # torch, pytorch_optimizer

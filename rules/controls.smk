@@ -245,7 +245,11 @@ rule control_comparison:
         "../envs/gaugelab.yaml"
     params:
         control=lambda w: w.control,
-        arms=lambda w: control_rerun_arms(w.control),
+        # key -> the records of one arm, base runs (some may be the zoo's) and its perturbed reruns
+        arms=lambda w: {
+            key: {"runs": experiment_runs(arm), "sensitivity": sensitivity_bundles(arm)}
+            for key, arm in control_rerun_arms(w.control).items()
+        },
         tol=config["zoo"]["tol"],
     message:
         "Section 5 controls, {wildcards.control}: published versus reproduced"

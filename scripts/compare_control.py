@@ -11,16 +11,16 @@ from gaugelab import sensing_quantities as sq  # noqa: E402
 
 p = snakemake.params
 table = records.read_table(snakemake.input.table)
-recs = [records.read(path) for path in snakemake.input.runs]
-recs += [r for path in snakemake.input.sensitivity for r in records.read_bundle(path)]
-runs = select.frame(recs) if recs else None
 
 
-def sens(arm: str):
-    return sq.sensitivity(runs[runs["experiment"] == arm]) if runs is not None else None
+def sens(paths: dict):
+    """The measured sensitivity of one arm's cells: its base runs beside its perturbed reruns."""
+    recs = [records.read(path) for path in paths["runs"]]
+    recs += [r for path in paths["sensitivity"] for r in records.read_bundle(path)]
+    return sq.sensitivity(select.frame(recs))
 
 
-arms = {key: sens(arm) for key, arm in p.arms.items()}
+arms = {key: sens(paths) for key, paths in p.arms.items()}
 found = {
     "nuclear_reference": lambda: sq.nuclear(table),
     "second_size": lambda: sq.second_size(table, p.tol, arms.get("second_size")),

@@ -221,6 +221,19 @@ def t9_full_provenance(model, pair):
     return gaugelab_suite64.provenance(model, pair, T9_SETTINGS, T9["steps"][model])
 
 
+def t9_full_checked(pairs):
+    """The set-aside inputs of one full-length job: its pairs' records (rules/common.smk: checked)."""
+    return lambda w: [
+        marker
+        for pair in pairs
+        for marker in checked(
+            gaugelab_suite64.full_run_path(w.model, pair),
+            gaugelab_records.TWIN_SCHEMA,
+            t9_full_provenance(w.model, pair),
+        )
+    ]
+
+
 def t9_existing(wildcards):
     """The full-length records already on disk that can be used (Table 9 is built from whatever
     exists: rerun the default target after the `gpu` target to fold them in)."""

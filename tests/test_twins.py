@@ -151,24 +151,21 @@ def _bits(record):
     return json.dumps({k: v for k, v in record.items() if k not in ("wall_s", "digest")}, sort_keys=True)
 
 
-@pytest.mark.parametrize("optimizer", twins.OPTIMIZERS)
+@pytest.mark.parametrize("optimizer", ["adam", "scalar_adam", "muon"])  # entry-wise, pooled, per matrix
 def test_a_base_batch_gives_each_pair_its_own_record(optimizer):
     """train_base trains copy 1 once beside every twin that shares it (the twins job): each record
     is bit for bit the one its pair gets alone (a batch of 2), whatever the batch. A twin that goes
     non-finite leaves the batch where it would stop alone, and the others go on unchanged."""
-    s = settings(steps=3, checkpoints=[0, 1, 3])
+    s = settings(steps=2, checkpoints=[0, 1, 2])
     pairs = [twins.Pair.of(optimizer, "gauge", 42, 777), twins.Pair.of(optimizer, "noise", 42, sigma=1e30),
-             twins.Pair.of(optimizer, "identity", 42), twins.Pair.of(optimizer, "noise", 42, sigma=1e-7),
-             twins.Pair.of(optimizer, "gauge", 42, 999)]
+             twins.Pair.of(optimizer, "identity", 42)]
     batch = twins.train_base(pairs, s)
-    assert [r["status"] for r in batch] == ["ok", "nonfinite", "ok", "ok", "ok"]
-    assert batch[1]["steps_done"] == 0 and batch[0]["steps_done"] == 3
+    assert [(r["status"], r["steps_done"]) for r in batch] == [("ok", 2), ("nonfinite", 0), ("ok", 2)]
     assert [_bits(r) for r in batch] == [_bits(twins.train_pair(p, s)) for p in pairs]
-    assert twins.by_base(pairs + [twins.Pair.of("adam", "gauge", 123, 777)]) == (
-        {(optimizer, 42): pairs, ("adam", 123): [twins.Pair.of("adam", "gauge", 123, 777)]} if optimizer != "adam"
-        else {("adam", 42): pairs, ("adam", 123): [twins.Pair.of("adam", "gauge", 123, 777)]})
+    other = twins.Pair.of("sgd", "gauge", 123, 777)
+    assert twins.by_base([*pairs, other, pairs[0]]) == {(optimizer, 42): pairs, ("sgd", 123): [other]}
     with pytest.raises(ValueError, match="one optimizer and init seed"):
-        twins.train_base([pairs[0], twins.Pair.of(optimizer, "gauge", 123, 777)], s)
+        twins.train_base([pairs[0], other], s)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])

@@ -83,8 +83,15 @@ def run_path(experiment, method, lr, seed):
     return f"results/runs/{experiment}/{method}/lr{lr_tag(lr)}/seed{seed}.json"
 
 
+# A run is made once: a control arm's run that the zoo (or an earlier arm) makes too, the same
+# method, lr, seed and settings digest (controls.run_sources), is read from that experiment's
+# record by the arm's consumers; the arm's jobs train only its own runs.
+RUN_SOURCE = gaugelab_controls.run_sources(SENSING, config["seeds"], config["dtype"])
+
+
 def experiment_runs(experiment):
-    return [run_path(experiment, *cell) for cell in experiment_cells(experiment)]
+    """The records an experiment's consumers read, one per cell: its own, or the one it shares."""
+    return [run_path(RUN_SOURCE[(experiment, *cell)], *cell) for cell in experiment_cells(experiment)]
 
 
 # A sensing experiment's runs are dealt over SHARDS training jobs, seed by seed (runner.deal), and
@@ -99,8 +106,13 @@ def experiment_cells(experiment):
     return [(method, lr, seed) for method, grid in exp["grids"].items() for lr in grid for seed in config["seeds"]]
 
 
+def own_cells(experiment):
+    """The cells whose record this experiment makes (no earlier experiment has the same run)."""
+    return [cell for cell in experiment_cells(experiment) if RUN_SOURCE[(experiment, *cell)] == experiment]
+
+
 def shard_cells(experiment, shard):
-    return gaugelab_runner.deal(experiment_cells(experiment), SHARDS, seed=lambda c: c[2], method=lambda c: c[0])[shard]
+    return gaugelab_runner.deal(own_cells(experiment), SHARDS, seed=lambda c: c[2], method=lambda c: c[0])[shard]
 
 
 def sensitivity_bundles(experiment):
@@ -187,7 +199,8 @@ def comparison_records():
     paths = [p for e in SENSING_EXPERIMENTS for p in experiment_runs(e)]
     paths += [p for e in RERUN_EXPERIMENTS for p in sensitivity_bundles(e)]
     paths += dial_runs() + twin_runs()
-    return paths + [gaugelab_suite64.step1_path(model) for model in config["table9"]["configs"]]
+    paths += [gaugelab_suite64.step1_path(model) for model in config["table9"]["configs"]]
+    return list(dict.fromkeys(paths))  # a run shared by experiments once
 
 
 # --- records checked before use (records.problem) ---------------------------------------------
@@ -291,6 +304,19 @@ def diagnose_checked(wildcards):
 
 def t9_full_provenance(model, pair):
     return gaugelab_suite64.provenance(model, pair, T9_SETTINGS, T9["steps"][model])
+
+
+def t9_full_checked(pairs):
+    """The set-aside inputs of one full-length job: its pairs' records (rules/common.smk: checked)."""
+    return lambda w: [
+        marker
+        for pair in pairs
+        for marker in checked(
+            gaugelab_suite64.full_run_path(w.model, pair),
+            gaugelab_records.TWIN_SCHEMA,
+            t9_full_provenance(w.model, pair),
+        )
+    ]
 
 
 def t9_existing(wildcards):

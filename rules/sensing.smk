@@ -1,12 +1,15 @@
 # Matrix-sensing training jobs, their extraction, and the sensitivity reruns.
 #
-# One training job = one shard of an experiment: its runs (every method, lr and seed, dealt seed
-# by seed, runner.deal; config `shards`) advance as one batch sharing the product with A
+# One training job = one shard of an experiment: its runs (every method, lr and seed it does not
+# share with an earlier experiment, rules/common.smk: RUN_SOURCE; dealt seed by seed, runner.deal;
+# config `shards`) advance as one batch sharing the product with A
 # (gaugelab.runner.run_batch), and each run writes its own record. A run's numbers do not depend
 # on its batch, so the grouping is a speed choice only (README: Speed).
 
 for _experiment in SENSING_EXPERIMENTS:
     for _shard in range(SHARDS):
+        if not shard_cells(_experiment, _shard):
+            continue  # every run of this shard is another experiment's (RUN_SOURCE)
 
         rule:
             name:

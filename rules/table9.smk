@@ -2,7 +2,8 @@
 #
 # - table9_step1: steps 0 and 1 of every pair of one configuration, one CPU job per
 #   configuration (the discriminating signal; in the default target).
-# - table9_full: one full-length pair, tagged resources gpu=1 (the `gpu` target).
+# - table9_full_<optimizer>_init<init>: the full-length pairs of one copy 1 and configuration,
+#   batched, tagged resources gpu=1 (the `gpu` target).
 # - table9: the table from whatever records exist (step columns always, final columns where the
 #   full runs exist), and its published-versus-reproduced part.
 # - merge_extension: EXTENSION (attention.md §13), not in the paper and not in the default target.
@@ -45,40 +46,44 @@ rule table9_step1:
         pairs=T9["pairs"],
         device=T9["step1_device"],
     message:
-        f"Table 9, step-1 subset: steps 0 and 1 of every float64 pair of {{wildcards.model}}{took_each('table9_step1')}"
+        "Table 9, step-1 subset: steps 0 and 1 of every float64 pair of {wildcards.model}"
     script:
         "../scripts/table9_step1.py"
 
 
-rule table9_full:
-    input:
-        corpus=T9_CORPUS,
-        set_aside=lambda w: checked(
-            f"results/runs/table9/{w.model}/{w.optimizer}/{w.variant}/init{w.init}_seed{w.seed}.json",
-            gaugelab_records.TWIN_SCHEMA,
-            t9_full_provenance(w.model, twin_pair(w)),
-        ),
-    output:
-        "results/runs/table9/{model}/{optimizer}/{variant}/init{init}_seed{seed}.json",
-    log:
-        "logs/table9/full/{model}/{optimizer}/{variant}/init{init}_seed{seed}.log",
-    benchmark:
-        "benchmarks/table9/full/{model}/{optimizer}/{variant}/init{init}_seed{seed}.tsv"
-    conda:
-        "../envs/cuda.yaml"
-    threads: 2
-    resources:
-        gpu=1,
-        mem_mb=16000,
-        runtime=180,
-    params:
-        settings=T9_SETTINGS,
-        steps=lambda wildcards: T9["steps"][wildcards.model],
-        device=T9["device"],
-    message:
-        f"Table 9, full length: {{wildcards.optimizer}} {{wildcards.variant}} twin of {{wildcards.model}}, init {{wildcards.init}}, twin seed {{wildcards.seed}}{took_each('table9_full')}"
-    script:
-        "../scripts/table9_full.py"
+# One full-length job per copy 1 (optimizer x init seed) and configuration: that copy once,
+# beside copy 2 of every pair that shares it, as one batched program in one process
+# (suite64.train_base; each record is its pair's alone), one record per pair.
+for (_optimizer, _init), _pairs in gaugelab_twins.by_base(T9_PAIRS).items():
+
+    rule:
+        name:
+            f"table9_full_{_optimizer}_init{_init}"
+        input:
+            corpus=T9_CORPUS,
+            set_aside=t9_full_checked(_pairs),
+        output:
+            [gaugelab_suite64.full_run_path("{model}", pair) for pair in _pairs],
+        log:
+            f"logs/table9/full/{{model}}/{_optimizer}/init{_init}.log",
+        benchmark:
+            f"benchmarks/table9/full/{{model}}/{_optimizer}/init{_init}.tsv"
+        conda:
+            "../envs/cuda.yaml"
+        threads: 2
+        resources:
+            gpu=1,
+            mem_mb=16000,
+            runtime=360,
+        params:
+            settings=T9_SETTINGS,
+            pairs=[[p.optimizer, p.twin, p.init_seed, p.twin_seed, p.sigma] for p in _pairs],
+            steps=lambda wildcards: T9["steps"][wildcards.model],
+            device=T9["device"],
+        message:
+            f"Table 9, full length: the {_optimizer} copy of init {_init} of {{wildcards.model}} and its {len(_pairs)} twin(s)"
+        script:
+            "../scripts/table9_full.py"
 
 
 rule table9:
@@ -91,7 +96,7 @@ rule table9:
         html=report(
             "results/tables/table9.html",
             caption="../report/table9.rst",
-            category="Table 9 — float64 twins",
+            category="Table 9: float64 twins",
             labels={"item": "Table 9"},
         ),
     log:

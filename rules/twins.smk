@@ -1,37 +1,50 @@
 # Section 6 and Appendix D.5: attention-head gauge twins on the CPU float32 model. One job per
-# pair (a pair shared by run sets is one job), the summary, Table 3 and its QK companion, the
-# D.5 table, Figure 2 and the published-versus-reproduced rows.
+# copy 1 (optimizer × init seed) for every pair that shares it, the summary, Table 3 and its QK
+# companion, the D.5 table, Figure 2 and the published-versus-reproduced rows.
 
 # What determines a run; the run sets and the D.5 threshold do not, so editing them reruns nothing.
 TWIN_SETTINGS = {k: v for k, v in config["twins"].items() if k not in ("sets", "tau_decades")}
+# The distinct pairs of every run set, grouped by the copy 1 they share (optimizer × init seed).
+TWIN_BASES = gaugelab_twins.by_base(gaugelab_twin_summary.unique_pairs(gaugelab_twin_summary.sets_of(config["twins"])))
 
 
-rule twins_run:
-    input:
-        lambda w: checked(
-            f"results/runs/twins/{w.model}/{w.optimizer}/{w.variant}/init{w.init}_seed{w.seed}.json",
-            gaugelab_records.TWIN_SCHEMA,
-            gaugelab_twins.provenance(twin_pair(w), TWIN_SETTINGS),
-        ),
-    output:
-        "results/runs/twins/{model}/{optimizer}/{variant}/init{init}_seed{seed}.json",
-    log:
-        "logs/twins/{model}/{optimizer}/{variant}/init{init}_seed{seed}.log",
-    benchmark:
-        "benchmarks/twins/{model}/{optimizer}/{variant}/init{init}_seed{seed}.tsv"
-    conda:
-        "../envs/gaugelab.yaml"
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=30,
-    params:
-        settings=TWIN_SETTINGS,
-    message:
-        f"Section 6 twins: {{wildcards.optimizer}} {{wildcards.variant}} twin, init {{wildcards.init}}, twin seed "
-        f"{{wildcards.seed}}, {TWIN_SETTINGS['steps']} steps{took('twins_run')}"
-    script:
-        "../scripts/train_twins.py"
+# One job per copy 1: it trains that copy once, beside copy 2 of every pair that shares it, as
+# one batched program (twins.train_base; each record is the one its pair gets alone), and writes
+# one record per pair. A pair's record that cannot be used reruns its job (rules/common.smk).
+for (optimizer, init), pairs in TWIN_BASES.items():
+
+    rule:
+        name:
+            f"twins_run_{optimizer}_init{init}"
+        input:
+            [
+                marker
+                for pair in pairs
+                for marker in checked(
+                    twin_run_path(pair),
+                    gaugelab_records.TWIN_SCHEMA,
+                    gaugelab_twins.provenance(pair, TWIN_SETTINGS),
+                )
+            ],
+        output:
+            [twin_run_path(pair) for pair in pairs],
+        log:
+            f"logs/twins/{optimizer}/init{init}.log",
+        benchmark:
+            f"benchmarks/twins/{optimizer}/init{init}.tsv"
+        conda:
+            "../envs/gaugelab.yaml"
+        threads: 1
+        resources:
+            mem_mb=2000,
+            runtime=60,
+        params:
+            settings=TWIN_SETTINGS,
+            pairs=[[p.optimizer, p.twin, p.init_seed, p.twin_seed, p.sigma] for p in pairs],
+        message:
+            f"Section 6 twins: the {optimizer} copy of init {init} and its {len(pairs)} twin(s)"
+        script:
+            "../scripts/train_twins.py"
 
 
 rule twins_summary:
@@ -62,14 +75,14 @@ rule table3:
         html=report(
             "results/tables/table3.html",
             caption="../report/table3.rst",
-            category="Section 6 — attention twins",
+            category="Section 6: attention twins",
             labels={"item": "Table 3"},
         ),
         qk_tex="results/tables/table3_qk.tex",
         qk_html=report(
             "results/tables/table3_qk.html",
             caption="../report/table3_qk.rst",
-            category="Section 6 — attention twins",
+            category="Section 6: attention twins",
             labels={"item": "Table 3, QK drift"},
         ),
     log:
@@ -90,7 +103,7 @@ rule table_d5:
         html=report(
             "results/tables/d5.html",
             caption="../report/d5.rst",
-            category="Section 6 — attention twins",
+            category="Section 6: attention twins",
             labels={"item": "Appendix D.5"},
         ),
     log:
@@ -111,7 +124,7 @@ rule figure2:
         png=report(
             "results/figures/figure2.png",
             caption="../report/figure2.rst",
-            category="Section 6 — attention twins",
+            category="Section 6: attention twins",
             labels={"item": "Figure 2"},
         ),
     log:

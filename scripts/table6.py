@@ -8,8 +8,9 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 from gaugelab import controls, records, select, tables  # noqa: E402
 
 p = snakemake.params
-recs = [records.read(path) for path in snakemake.input.runs]
-runs = {mode: select.frame([r for r in recs if r["experiment"] == arm]) for mode, arm in p.modes.items()}
+recs, runs = iter(records.read(path) for path in snakemake.input.runs), {}
+for mode, count in p.counts.items():  # the inputs are each mode's runs in turn
+    runs[mode] = select.frame([next(recs) for _ in range(count)])
 table = controls.schedule(runs, p.grids, p.tol)
 counts = controls.midpoint_counts(table)
 records.write_table(table, snakemake.output.csv)

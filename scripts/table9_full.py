@@ -1,5 +1,6 @@
-"""One full-length float64 twin pair of Table 9 (a GPU job where one is at hand). An identity twin
-that is not bit-identical to its base fails the job, naming the pair."""
+"""The full-length float64 twin pairs of Table 9 that share one copy 1 (a GPU job where one is at
+hand): that copy once, beside copy 2 of every pair, as one batched program; one record per pair.
+An identity twin that is not bit-identical to its base fails the job, naming the pair."""
 import os
 import sys
 from pathlib import Path
@@ -10,13 +11,19 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 from gaugelab import records, suite64, twins  # noqa: E402
 
-w, settings = snakemake.wildcards, snakemake.params.settings
-cfg, task, dtype, device = suite64.setup(w.model, settings, threads=snakemake.threads, device=snakemake.params.device,
+p = snakemake.params
+cfg, task, dtype, device = suite64.setup(snakemake.wildcards.model, p.settings, threads=snakemake.threads,
+                                         device=p.device,
                                          corpus_path=snakemake.input.corpus[0] if snakemake.input.corpus else None)
-twin, sigma = twins.parse_variant(w.variant)
-pair = twins.Pair(w.optimizer, twin, int(w.init), int(w.seed), sigma)
-record = suite64.train_pair(pair, cfg, task, settings, steps=snakemake.params.steps, dtype=dtype, device=device)
-records.write_json(snakemake.output[0], record)
-print(f"{cfg.name} {pair}: {record['status']}, drift at step 1 {record['curve'][1][1]:.3e}, "
-      f"final {record['curve'][-1][1]:.3e}, {record['wall_s']:.1f} s on {device}"
-      + (" (determinism OK)" if record["identity_exact"] else ""))
+pairs = [twins.Pair(optimizer, twin, int(init), int(seed), float(sigma)) for optimizer, twin, init, seed, sigma in p.pairs]
+paths = dict(zip(pairs, snakemake.output))
+
+
+def done(pair, record):
+    records.write_json(paths[pair], record)
+    print(f"{cfg.name} {pair}: {record['status']}, drift at step 1 {record['curve'][1][1]:.3e}, "
+          f"final {record['curve'][-1][1]:.3e}, {record['wall_s']:.1f} s on {device}"
+          + (" (determinism OK)" if record["identity_exact"] else ""))
+
+
+suite64.train_base(pairs, cfg, task, p.settings, steps=p.steps, dtype=dtype, device=device, log=done)

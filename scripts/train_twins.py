@@ -1,5 +1,6 @@
-"""One twin pair (Section 6, Appendix D.5): train both copies, write the run record. An identity
-twin that is not bit-identical to its base fails the job, naming the pair."""
+"""The twin pairs of one copy 1 (Section 6, Appendix D.5): train that copy once, beside copy 2 of
+every pair that shares it, and write one run record per pair. An identity twin that is not
+bit-identical to its base fails the job, naming the pair."""
 import sys
 from pathlib import Path
 
@@ -8,13 +9,17 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 from gaugelab import records, twins  # noqa: E402
 
-w, settings = snakemake.wildcards, snakemake.params.settings
-model = twins.model_config(settings).name
-if w.model != model:
-    raise SystemExit(f"{snakemake.output[0]}: the config's twin model is {model}, not {w.model}")
-twin, sigma = twins.parse_variant(w.variant)
-pair = twins.Pair(w.optimizer, twin, int(w.init), int(w.seed), sigma)
-record = twins.train_pair(pair, settings, threads=snakemake.threads)
-records.write_json(snakemake.output[0], record)
-print(f"{pair}: {record['status']}, drift at step 1 {record['curve'][1][1]:.3e}, final {record['curve'][-1][1]:.3e}, "
-      f"{record['wall_s']:.1f} s" + (" (determinism OK)" if record["identity_exact"] else ""))
+settings = snakemake.params.settings
+pairs = [twins.Pair(optimizer, twin, int(init), int(seed), float(sigma))
+         for optimizer, twin, init, seed, sigma in snakemake.params.pairs]
+paths = dict(zip(pairs, snakemake.output))
+
+
+def done(pair, record):
+    records.write_json(paths[pair], record)
+    print(f"{pair}: {record['status']}, drift at step 1 {record['curve'][1][1]:.3e}, "
+          f"final {record['curve'][-1][1]:.3e}, {record['wall_s']:.1f} s"
+          + (" (determinism OK)" if record["identity_exact"] else ""))
+
+
+twins.train_base(pairs, settings, threads=snakemake.threads, log=done)

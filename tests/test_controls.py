@@ -138,3 +138,32 @@ def test_nuclear_summary_appends_the_mean_row():
     assert list(out["seed"]) == [42, 123, "mean"] and math.isclose(out["rec"].iloc[-1], 0.15)
     rows = compare.rows(published.NUCLEAR, sq.nuclear(out))
     assert list(rows["quantity"]) == ["rec", "erank"] and (rows["verdict"] == "differs").all()
+
+
+def _run_of(record):
+    """A run record without the name of the experiment that asked for it."""
+    what = {k: v for k, v in record["provenance"]["what"].items() if k != "experiment"}
+    return {**{k: v for k, v in record.items() if k not in ("experiment", "provenance")}, "what": what,
+            "settings": record["provenance"]["settings"]}
+
+
+def test_a_run_shared_by_experiments_is_one_record(tiny):
+    """controls.run_sources: a control arm's run with the zoo's method, lr, seed and settings digest
+    is read from the zoo's record (the workflow trains it once). Trained separately for each arm,
+    such runs are the same run, bit for bit, but for the experiment's name."""
+    cfg, arms, recs = tiny
+    sources = controls.run_sources(arms, cfg["seeds"], cfg["dtype"])
+    by_cell = {name: {(r["method"], r["lr"], r["seed"]): r for r in rs} for name, rs in recs.items()}
+    shared = [(name, cell, src) for (name, *cell), src in sources.items() if src != name]
+    assert shared and all(src == "zoo" or list(arms).index(src) < list(arms).index(name) for name, _, src in shared)
+    for name, (method, lr, seed), src in shared:
+        assert _run_of(by_cell[name][(method, lr, seed)]) == _run_of(by_cell[src][(method, lr, seed)]), (name, method)
+    # the init-scale arm at the zoo's init shares every run the zoo also has (App. D.4's check)
+    at_zoo = controls.init_arm(cfg["zoo"]["init"])
+    assert all(sources[(at_zoo, m, lr, s)] == "zoo" for m, grid in arms[at_zoo]["grids"].items() if m in arms["zoo"]["grids"]
+               for lr in grid if lr in arms["zoo"]["grids"][m] for s in cfg["seeds"]
+               if (m in arms["zoo"]["decayed"]) == (m in arms[at_zoo]["decayed"]))
+    # and a run that differs in a setting that determines its numbers is not shared
+    for (name, method, lr, seed), src in sources.items():
+        if src != name:
+            assert runner.run_settings(arms[name], method, cfg["dtype"]) == runner.run_settings(arms[src], method, cfg["dtype"])

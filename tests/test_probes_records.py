@@ -85,7 +85,7 @@ PROBES = [
      "not a gaugelab record kind"),
     ("run-empty", "results/runs/dial/rms_p0/lr0.01/seed42.json", write(""), "not valid JSON"),
     ("run-not-an-object", "results/runs/second_size/gd/lr0.01/seed42.json", write("[1, 2]"), "not a JSON object"),
-    ("run-missing-field", "results/runs/init_scale_0p001/adam/lr0.01/seed42.json", edit_value("curve", None),
+    ("run-missing-field", "results/runs/init_scale_0p01/adam/lr0.01/seed42.json", edit_value("curve", None),
      "field curve"),
     ("bundle-malformed", f"{ZOO}/sensitivity_shard0.json", write('{"schema": "gaugelab.bundle/1"}'),
      "not a gaugelab record kind"),

@@ -1,6 +1,7 @@
 """The float64 twin suite of Table 9 (attention.md §2, §4, §5, §7, §9.6, §12.3): the model variant,
 its initialisation, the step-1 subset against the published step-1 ranges, and the table."""
 
+import json
 import math
 
 import pytest
@@ -155,6 +156,33 @@ def test_table9_rows_ratio_and_comparison_come_from_the_records(small):
     assert ("2L/d64", "ratio_t9") not in got  # one Adam gauge pair: the published ranges need six
 
 
+def _untimed(rec):
+    return {k: v for k, v in rec.items() if k != "wall_s"}
+
+
+def _same(a, b):
+    """Records equal field by field, NaN equal to NaN (a non-finite pair's metrics)."""
+    return json.dumps(_untimed(a), sort_keys=True) == json.dumps(_untimed(b), sort_keys=True)
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "scalar_adam", "muon"])  # entry-wise, pooled, per matrix
+def test_the_pairs_of_one_copy_1_batched_are_each_pair_alone(optimizer):
+    """suite64.train_base (copy 1 once beside every twin that shares it, one batched program):
+    each record bit for bit the pair's train_pair record on the CPU, a twin that goes non-finite
+    (the batch then goes on copy by copy) included."""
+    cfg = suite64.config("f64-mod47-L2d64h4")
+    task = suite64.make_task(cfg)
+    chosen = [twins.Pair.of(optimizer, "gauge", 42, 777), twins.Pair.of(optimizer, "identity", 42),
+              twins.Pair.of(optimizer, "noise", 42, sigma=1e-7)]
+    batch = suite64.train_base(chosen, cfg, task, SETTINGS, steps=2)
+    assert all(_same(b, suite64.train_pair(p, cfg, task, SETTINGS, steps=2)) for b, p in zip(batch, chosen))
+    if optimizer == "adam":  # a twin whose loss is not finite from the first step
+        blown = [chosen[0], twins.Pair.of(optimizer, "noise", 42, sigma=1e300), chosen[2]]
+        batch = suite64.train_base(blown, cfg, task, SETTINGS, steps=2)
+        assert [r["status"] for r in batch] == ["ok", "nonfinite", "ok"]
+        assert all(_same(b, suite64.train_pair(p, cfg, task, SETTINGS, steps=2)) for b, p in zip(batch, blown))
+
+
 def test_an_identity_twin_that_moves_fails_the_job():
     cfg = suite64.config("f64-mod47-L2d64h4")
     base = suite64.initial_params(cfg, 42)
@@ -219,6 +247,9 @@ def test_default_target_runs_the_step1_subset_and_gpu_target_the_full_runs(tmp_p
     from test_workflow import dry_run_counts
 
     default = dry_run_counts(tmp_path)
-    assert default["table9_step1"] == 4 and default["table9"] == 1 and "table9_full" not in default
+    full = lambda counts: {rule: n for rule, n in counts.items() if rule.startswith("table9_full_")}
+    assert default["table9_step1"] == 4 and default["table9"] == 1 and not full(default)
     gpu = dry_run_counts(tmp_path, "gpu")
-    assert gpu["table9_full"] == 4 * 18 and "table9_step1" not in gpu
+    bases = twins.by_base(suite64.pairs_of(SETTINGS["pairs"]))  # one job per copy 1 and configuration
+    assert full(gpu) == {f"table9_full_{o}_init{i}": 4 for o, i in bases} and "table9_step1" not in gpu
+    assert sum(len(pairs) for pairs in bases.values()) == 18

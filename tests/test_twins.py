@@ -146,6 +146,28 @@ def test_a_copy_is_the_same_alone_or_in_a_batch():
         assert torch.equal(runs["alone"][name][0], runs["four"][name][3]), name
 
 
+def _bits(record):
+    """A record but for its timing (wall_s, and the digest that covers it), as canonical JSON."""
+    return json.dumps({k: v for k, v in record.items() if k not in ("wall_s", "digest")}, sort_keys=True)
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "scalar_adam", "muon"])  # entry-wise, pooled, per matrix
+def test_a_base_batch_gives_each_pair_its_own_record(optimizer):
+    """train_base trains copy 1 once beside every twin that shares it (the twins job): each record
+    is bit for bit the one its pair gets alone (a batch of 2), whatever the batch. A twin that goes
+    non-finite leaves the batch where it would stop alone, and the others go on unchanged."""
+    s = settings(steps=2, checkpoints=[0, 1, 2])
+    pairs = [twins.Pair.of(optimizer, "gauge", 42, 777), twins.Pair.of(optimizer, "noise", 42, sigma=1e30),
+             twins.Pair.of(optimizer, "identity", 42)]
+    batch = twins.train_base(pairs, s)
+    assert [(r["status"], r["steps_done"]) for r in batch] == [("ok", 2), ("nonfinite", 0), ("ok", 2)]
+    assert [_bits(r) for r in batch] == [_bits(twins.train_pair(p, s)) for p in pairs]
+    other = twins.Pair.of("sgd", "gauge", 123, 777)
+    assert twins.by_base([*pairs, other, pairs[0]]) == {(optimizer, 42): pairs, ("sgd", 123): [other]}
+    with pytest.raises(ValueError, match="one optimizer and init seed"):
+        twins.train_base([pairs[0], other], s)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_attention_products_are_blas_bit_for_bit(dtype):
     """Attention's short sums (over 3 positions, or 1 at the top layer's last position) are

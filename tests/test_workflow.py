@@ -244,7 +244,7 @@ def test_a_running_jobs_log_shows_progress_lines(tmp_path):
     pair = "cpu-mod11-L2d16h2/adam/gauge/init42_seed777"
     cmd = SNAKEMAKE + ["--directory", str(tmp_path), "--configfile", str(tmp_path / "long.yaml"), "--cores", "1",
                        f"results/runs/twins/{pair}.json"]
-    log, seen = tmp_path / f"logs/twins/{pair}.log", None
+    log, seen = tmp_path / "logs/twins/adam/init42.log", None  # the job of copy 1 (adam, init 42) and its twins
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                             env={**os.environ, "GAUGELAB_PROGRESS_SECONDS": "0.5"})
     try:
@@ -259,4 +259,4 @@ def test_a_running_jobs_log_shows_progress_lines(tmp_path):
         proc.wait(timeout=60)
     assert seen is not None, f"no mid-run progress line in {log}"
     assert running, "the job had ended before its progress line was read"
-    assert re.fullmatch(r"progress twins .+: 0/1 runs done, step [1-9]\d*/20000, \d+ s elapsed, about .+ left", seen)
+    assert re.fullmatch(r"progress twins .+: 0/\d+ runs done, step [1-9]\d*/20000, \d+ s elapsed, about .+ left", seen)

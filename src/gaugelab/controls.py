@@ -204,3 +204,22 @@ def nuclear_summary(recs: list[dict]) -> pd.DataFrame:
             "feasibility": per_seed["feasibility"].max(), "iterations": per_seed["iterations"].max(),
             "primal_residual": per_seed["primal_residual"].max(), "converged": bool(per_seed["converged"].all())}
     return pd.concat([per_seed.astype({"seed": object}), pd.DataFrame([mean])], ignore_index=True)
+
+
+def run_sources(experiments: dict[str, dict], seeds: list[int], dtype: str) -> dict[tuple, str]:
+    """Which experiment's record serves each run (experiment, method, lr, seed): the first one,
+    in the order given (the zoo first), that has the same run. A run is identified by everything
+    that determines its numbers: its method, lr and seed, and the digest of its settings
+    (runner.run_settings, records.settings_digest), so a control arm's run that the zoo already
+    makes (e.g. the init-scale control at the zoo's init) is that record, not a second run."""
+    from . import records, runner
+
+    first: dict[tuple, str] = {}
+    out = {}
+    for name, exp in experiments.items():
+        for method, grid in exp["grids"].items():
+            digest = records.settings_digest(runner.run_settings(exp, method, dtype))
+            for lr in grid:
+                for seed in seeds:
+                    out[(name, method, lr, seed)] = first.setdefault((method, float(lr), int(seed), digest), name)
+    return out

@@ -16,6 +16,12 @@ the batched functional model (run dimension 1) with its own optimizer state. The
 and update rules are :mod:`gaugelab.twins`'s public pieces; only the loop is new, because
 twins.train_pair is tied to the CPU model and the mod task.
 
+The full-length jobs train the pairs that share copy 1 (one optimizer and init seed) together
+(:func:`train_base`): copy 1 once, beside every copy 2, as one batched program of 1 + n runs. A
+run's numbers do not depend on its batch (checked bit for bit on the CPU against
+:func:`train_pair`); on the CPU the batch itself is no faster in float64 (measured), the
+shared copy 1 is the saving, and on a GPU one process drives all the copies.
+
 The **step-1 subset** (:func:`step1_subset`) measures steps 0 and 1 of every pair of a
 configuration in one process. Step 1 is where Adam alone moves (§12.4), and it fixes every
 Table 9 step-1 value and ratio_T9. It computes each distinct model once: the step-0 copy 2 of a
@@ -185,6 +191,21 @@ class Copy:
     def logits(self, x: Tensor) -> Tensor:
         return logits(self.params, self.cfg, x)
 
+    def try_step(self, x: Tensor, y: Tensor) -> list[float] | None:
+        """:meth:`step` of every run at once, if every run's loss is finite (the pre-update losses);
+        otherwise None, and no run moves."""
+        loss = transformer.manual_loss(transformer.forward(self.params, x, self.cfg), y)  # (B,)
+        if not torch.isfinite(loss).all():
+            return None
+        values = loss.detach().tolist()
+        grads = torch.autograd.grad(loss.sum(), self.leaves)
+        self.t += 1
+        deltas, self.state = self.rule.update(grads, self.state, self.lr, self.t)
+        with torch.no_grad():
+            for p, d in zip(self.leaves, deltas):
+                p.add_(d)
+        return values
+
 
 @torch.no_grad()
 def logits(params: Params, cfg: ModelConfig, x: Tensor) -> Tensor:
@@ -350,6 +371,110 @@ def train_copies(pair: Pair, cfg: ModelConfig, task: Task, settings: dict, *, st
                  per_head=qk_heads(c1.params, c2.params, cfg), ends=ends, status=status, start=start,
                  dtype=dtype, device=device)
     return rec, clone(c1.params), clone(c2.params)
+
+
+# --- the pairs of one copy 1, batched -----------------------------------------------------------
+
+
+def runs_of(params: Params, run: int) -> Params:
+    """Run ``run`` of batched parameters, as a run dimension of 1 (a view)."""
+    return {k: v[run : run + 1] for k, v in params.items()}
+
+
+def split_copies(batch: Copy, settings: dict, optimizer: str) -> list[Copy]:
+    """A batched Copy as one Copy per run, each with its own rows of the state and the same step
+    counter: what the runs would be had they been trained one by one."""
+    copies = []
+    for run in range(batch.params["E"].shape[0]):
+        index = torch.tensor([run], device=batch.params["E"].device)
+        c = Copy({k: v.detach()[index] for k, v in batch.params.items()}, batch.cfg, optimizer, batch.lr, settings)
+        c.state, c.t = {key: [x.detach()[index] for x in xs] for key, xs in batch.state.items()}, batch.t
+        copies.append(c)
+    return copies
+
+
+def train_base(pairs: list[Pair], cfg: ModelConfig, task: Task, settings: dict, *, steps: int | None = None,
+               dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu", log=None) -> list[dict]:
+    """:func:`train_pair` for pairs that share copy 1 (twins.base_of: one optimizer and init seed),
+    their records in order: copy 1 once, beside copy 2 of every pair, as one batched program of
+    1 + len(pairs) runs on the same batch tensors. Each run's numbers are those of its copy trained
+    alone (``tests/test_suite64.py`` checks the records bit for bit on the CPU). At the first
+    non-finite loss of any run the batch becomes one Copy per run, and the steps go on as
+    :func:`train_pair` takes them (copy 1, then each copy 2; a pair ends at its copy 2's)."""
+    start = time.perf_counter()
+    if not pairs or len({twins.base_of(p) for p in pairs}) != 1 or len(set(pairs)) != len(pairs):
+        raise ValueError(f"one batch is distinct pairs of one optimizer and init seed: {[str(p) for p in pairs]}")
+    steps = STEPS[cfg.name] if steps is None else steps
+    optimizer, init_seed = twins.base_of(pairs[0])
+    base = initial_params(cfg, init_seed, dtype, device)
+    lr = learning_rate(settings, cfg, optimizer)
+    batch = Copy({k: torch.cat([base[k]] + [twin_of(base, cfg, p)[k] for p in pairs]) for k in base}, cfg,
+                 optimizer, lr, settings)
+    copies: list[Copy] | None = None  # after a non-finite loss: copy 1, then each pair's copy 2
+    marks, curves, out = set(checkpoints(steps)), [[] for _ in pairs], [None] * len(pairs)
+    alive, done, last = list(range(len(pairs))), [0] * len(pairs), [(None, None)] * len(pairs)
+    z: list = [None] * len(pairs)  # each pair's (copy 1, copy 2) logits on the validation inputs at its last point
+
+    def params(run: int) -> Params:
+        return runs_of(batch.params, run) if copies is None else copies[run].params
+
+    def evaluate(step: int, which: list[int]) -> None:
+        if copies is None:
+            zs = logits_batch(batch.params, cfg, task.x_val)  # (1 + len(pairs), N_val, ...)
+        else:
+            zs = {0: copies[0].logits(task.x_val), **{1 + i: copies[1 + i].logits(task.x_val) for i in which}}
+        for i in which:
+            z[i] = (zs[0], zs[1 + i])
+            pt = point(step, *z[i], qk_heads(params(0), params(1 + i), cfg))
+            check_identity(pairs[i], params(0), params(1 + i), pt)
+            curves[i].append(pt)
+
+    def finish(i: int, status: str) -> None:
+        if curves[i][-1][0] != done[i]:
+            evaluate(done[i], [i])
+        ends = end_metrics(task, *z[i])
+        if task.kind == "mod":
+            ends.update(train_loss1=mean_loss(logits(params(0), cfg, task.x_train), task.y_train),
+                        train_loss2=mean_loss(logits(params(1 + i), cfg, task.x_train), task.y_train))
+        else:
+            ends.update(last_batch_loss1=last[i][0], last_batch_loss2=last[i][1])
+        out[i] = record(cfg, pairs[i], settings, steps=steps, steps_done=done[i], curve=curves[i],
+                        per_head=qk_heads(params(0), params(1 + i), cfg), ends=ends, status=status, start=start,
+                        dtype=dtype, device=device)
+        if log is not None:
+            log(pairs[i], out[i])
+
+    evaluate(0, alive)
+    shown = progress.Progress(f"{cfg.name} {pairs[0].optimizer} init {pairs[0].init_seed}", len(pairs), steps)
+    for step in range(1, steps + 1):
+        x, y = task.batch(step)
+        losses = batch.try_step(x, y) if copies is None else None
+        if losses is None:  # per copy, as train_pair: copy 1, then each copy 2
+            if copies is None:
+                copies = split_copies(batch, settings, optimizer)
+            loss1 = copies[0].step(x, y)
+            losses = [loss1] + [copies[1 + i].step(x, y) if i in alive else math.nan for i in range(len(pairs))]
+        for i in list(alive):
+            last[i] = (losses[0], losses[1 + i])
+            if not math.isfinite(losses[1 + i]):  # copy 2's loss (§6.1)
+                alive.remove(i)
+                finish(i, twins.STATUS_NONFINITE)
+            else:
+                done[i] = step
+        if not alive:
+            break
+        shown.update(step, len(pairs) - len(alive))
+        if step in marks:
+            evaluate(step, alive)
+    for i in alive:
+        finish(i, twins.STATUS_OK)
+    shown.finish(step)
+    return out
+
+
+@torch.no_grad()
+def logits_batch(params: Params, cfg: ModelConfig, x: Tensor) -> Tensor:
+    return transformer.forward(params, x, cfg)
 
 
 # --- the step-1 subset (§14: cheap structural checks) --------------------------------------------

@@ -151,9 +151,9 @@ def qk_invariants(params: Params, cfg: ModelConfig, run: int) -> Tensor:
     return torch.stack(out)
 
 
-def qk_drift(params: Params, cfg: ModelConfig) -> list[float]:
-    """r_ℓh = drift(M¹_ℓh, M²_ℓh) for every head, layer-major (L·H values)."""
-    m1, m2 = qk_invariants(params, cfg, 0), qk_invariants(params, cfg, 1)
+def qk_drift(params: Params, cfg: ModelConfig, run: int = 1) -> list[float]:
+    """r_ℓh = drift(M¹_ℓh, M²_ℓh) for every head, layer-major (L·H values); copy 2 is run ``run``."""
+    m1, m2 = qk_invariants(params, cfg, 0), qk_invariants(params, cfg, run)
     return [drift(a, b) for a, b in zip(m1.flatten(0, 1), m2.flatten(0, 1))]
 
 
@@ -206,90 +206,175 @@ def train(params: Params, cfg: ModelConfig, rule: optim.Rule, lr: float, x: Tens
     gradient is that of its own loss, and every operation acts on each run separately.
     """
     leaves = [p.requires_grad_(True) for p in params.values()]
-    # A rule that works entry by entry (Adam, SGD) updates every parameter as one flat tensor:
-    # the same arithmetic in a dozen operations instead of a dozen per parameter.
-    flat = rule.batching == "entry"
-    sizes = [p[0].numel() for p in leaves]
-    # separate state per copy: every buffer has the run dimension
-    state = rule.init([_flatten(leaves)] if flat else leaves)
+    state = _init_state(rule, leaves)
     for step in range(1, steps + 1):
         losses = transformer.loss(transformer.forward(params, x, cfg), y)  # (B,)
         if not bool(torch.isfinite(losses).all()):
             return
-        grads = torch.autograd.grad(losses.sum(), leaves)
-        if flat:
-            (delta,), state = rule.update([_flatten(grads)], state, lr, step)
-            deltas = [d.view(p.shape) for d, p in zip(delta.split(sizes, dim=1), leaves)]
-        else:
-            deltas, state = rule.update(grads, state, lr, step)
-        with torch.no_grad():
-            for p, d in zip(leaves, deltas):
-                p.add_(d)
+        state = _update(leaves, losses, rule, state, lr, step)
         yield step
 
 
-def train_pair(pair: Pair, settings: dict, *, threads: int | None = None, device: str = "cpu") -> dict:
-    """Train one pair and return its run record (§10.5).
+def _init_state(rule: optim.Rule, leaves: list[Tensor]) -> optim.State:
+    """Separate state per run: every buffer has the run dimension. A rule that works entry by
+    entry (Adam, SGD) updates every parameter as one flat tensor: the same arithmetic in a dozen
+    operations instead of a dozen per parameter."""
+    return rule.init([_flatten(leaves)] if rule.batching == "entry" else leaves)
 
-    ``settings`` is the config's ``twins`` block (sizes, steps, checkpoints, learning rates). Raises
+
+def _update(leaves: list[Tensor], losses: Tensor, rule: optim.Rule, state: optim.State, lr: float,
+            step: int) -> optim.State:
+    """One update of every run, in place: the gradient of the sum of the per-run losses is each
+    run's own. Returns the new state."""
+    grads = torch.autograd.grad(losses.sum(), leaves)
+    if rule.batching == "entry":
+        (delta,), state = rule.update([_flatten(grads)], state, lr, step)
+        deltas = [d.view(p.shape) for d, p in zip(delta.split([p[0].numel() for p in leaves], dim=1), leaves)]
+    else:
+        deltas, state = rule.update(grads, state, lr, step)
+    with torch.no_grad():
+        for p, d in zip(leaves, deltas):
+            p.add_(d)
+    return state
+
+
+def base_of(pair: Pair) -> tuple[str, int]:
+    """What a pair's copy 1 depends on besides the settings: its optimizer and init seed. Pairs
+    that share it share copy 1, which :func:`train_base` trains once for all of them."""
+    return pair.optimizer, pair.init_seed
+
+
+def by_base(pairs: list[Pair]) -> dict[tuple[str, int], list[Pair]]:
+    """The pairs, each once, grouped by :func:`base_of`; groups and pairs in first-listed order."""
+    groups: dict[tuple[str, int], list[Pair]] = {}
+    for pair in dict.fromkeys(pairs):
+        groups.setdefault(base_of(pair), []).append(pair)
+    return groups
+
+
+def train_pair(pair: Pair, settings: dict, *, threads: int | None = None, device: str = "cpu") -> dict:
+    """Train one pair and return its run record (§10.5): :func:`train_base` of the pair alone."""
+    return train_base([pair], settings, threads=threads, device=device)[0]
+
+
+def train_base(pairs: list[Pair], settings: dict, *, threads: int | None = None, device: str = "cpu",
+               log=None) -> list[dict]:
+    """Train pairs that share copy 1 (one optimizer and init seed: :func:`base_of`) and return
+    their run records (§10.5) in order. Copy 1 is trained once, beside copy 2 of every pair: one
+    batched program of 1 + len(pairs) runs. Every operation acts on each run separately, so each
+    record is the one its pair gets trained alone (``tests/test_twins.py`` checks it bit for bit).
+
+    ``settings`` is the config's ``twins`` block (sizes, steps, checkpoints, learning rates). A
+    pair stops where it would alone, before the update at which copy 1's or its copy 2's loss is
+    non-finite (status nonfinite); its copy 2 then leaves the batch. Raises
     :class:`DeterminismError` if an identity twin is not bit-identical to its base at a checkpoint.
+    ``log``, if given, is called with each finished pair and its record.
     """
     start = time.perf_counter()
+    if not pairs or len({base_of(p) for p in pairs}) != 1 or len(set(pairs)) != len(pairs):
+        raise ValueError(f"one batch is distinct pairs of one optimizer and init seed: {[str(p) for p in pairs]}")
     dev = runtime.configure(threads=threads, device=device)
     cfg = model_config(settings)
     split = tasks.modular_addition(cfg.vocab_out, settings["data_seed"], settings["train_fraction"])
     x_train, y_train, x_val, y_val = (t.to(dev) for t in (split.x_train, split.y_train, split.x_val, split.y_val))
-    base = transformer.initial_params(cfg, pair.init_seed)
-    params = {k: v.to(dev) for k, v in transformer.stack([base, base]).items()}  # copy 1, copy 2
-    make_twin(params, cfg, pair)
-    rule, lr = make_rule(pair.optimizer, list(params), settings), settings["lr"][pair.optimizer]
-    marks, curve, status, last = checkpoints(settings), [], STATUS_OK, 0
+    optimizer, init_seed = base_of(pairs[0])
+    base = transformer.initial_params(cfg, init_seed)
+    params = {k: v.to(dev) for k, v in transformer.stack([base] * (1 + len(pairs))).items()}  # copy 1, copy 2s
+    for run, pair in enumerate(pairs, 1):
+        make_twin(params, cfg, pair, run)
+    rule, lr = make_rule(optimizer, list(params), settings), settings["lr"][optimizer]
+    marks, steps = checkpoints(settings), settings["steps"]
+    alive = list(range(len(pairs)))  # the pair of each copy 2 still in the batch: run 1 + position
+    curves: list[list] = [[] for _ in pairs]
+    z_last: list = [None] * len(pairs)  # (z copy 1, z copy 2) on the validation inputs at the last point
+    out: list = [None] * len(pairs)
 
     @torch.no_grad()
-    def evaluate(step: int) -> Tensor:
-        z = transformer.forward(params, x_val, cfg)  # (2, N_val, P)
-        heads = qk_drift(params, cfg)
-        point = [step, drift(z[0], z[1]), sum(heads) / len(heads), max(heads)]
-        if pair.twin == "identity":
-            same = all(torch.equal(p[0], p[1]) for p in params.values())
-            if not (same and point[1] == 0.0 and point[2] == 0.0):
-                raise DeterminismError(f"{pair}: copy 2 is not bit-identical to copy 1 at step {step} "
-                                       f"(drift {point[1]:.3e}, QK drift {point[2]:.3e}); the harness is "
-                                       "not deterministic")
-        curve.append(point)
-        return z
+    def evaluate(step: int, which: list[int]) -> None:
+        z = transformer.forward(params, x_val, cfg)  # (1 + len(alive), N_val, P)
+        for i in which:
+            run = 1 + alive.index(i)
+            heads = qk_drift(params, cfg, run)
+            point = [step, drift(z[0], z[run]), sum(heads) / len(heads), max(heads)]
+            if pairs[i].twin == "identity":
+                same = all(torch.equal(p[0], p[run]) for p in params.values())
+                if not (same and point[1] == 0.0 and point[2] == 0.0):
+                    raise DeterminismError(f"{pairs[i]}: copy 2 is not bit-identical to copy 1 at step {step} "
+                                           f"(drift {point[1]:.3e}, QK drift {point[2]:.3e}); the harness is "
+                                           "not deterministic")
+            curves[i].append(point)
+            z_last[i] = torch.stack([z[0], z[run]])  # (2, N_val, P): the pair's own batch
 
-    z_val = evaluate(0)
-    shown = progress.Progress(f"twins {pair}", 1, settings["steps"])
-    for last in train(params, cfg, rule, lr, x_train, y_train, settings["steps"]):
-        shown.update(last, 0)
-        if last in marks:
-            z_val = evaluate(last)
+    @torch.no_grad()
+    def finish(which: list[int], last: int) -> None:
+        """The records of the pairs ``which``, whose runs end after update ``last``."""
+        late = [i for i in which if curves[i][-1][0] != last]
+        if late:
+            evaluate(last, late)
+        z_train = transformer.forward(params, x_train, cfg)
+        for i in which:
+            run = 1 + alive.index(i)
+            z_val = z_last[i]
+            ends = {"acc1": accuracy(z_val[0], y_val), "acc2": accuracy(z_val[1], y_val),
+                    "val_losses": transformer.loss(z_val, y_val),
+                    "train_losses": transformer.loss(z_train[[0, run]], y_train)}
+            out[i] = _record(pairs[i], cfg, settings, lr, str(params["E"].dtype).removeprefix("torch."), dev,
+                             curves[i], last, qk_drift(params, cfg, run), ends, start)
+            if log is not None:
+                log(pairs[i], out[i])
+
+    evaluate(0, alive)
+    leaves = [p.requires_grad_(True) for p in params.values()]
+    state = _init_state(rule, leaves)
+    last = 0
+    shown = progress.Progress(f"twins {pairs[0].optimizer} init {pairs[0].init_seed}", len(pairs), steps)
+    for step in range(1, steps + 1):
+        losses = transformer.loss(transformer.forward(params, x_train, cfg), y_train)  # (1 + len(alive),)
+        finite = torch.isfinite(losses).tolist()
+        stopped = alive if not finite[0] else [i for i, ok in zip(alive, finite[1:]) if not ok]
+        if stopped:
+            finish(stopped, last)
+            alive_runs = [0] + [1 + k for k, i in enumerate(alive) if i not in stopped]
+            alive = [i for i in alive if i not in stopped]
+            if not alive:
+                break
+            index = torch.tensor(alive_runs, device=dev)
+            params = {k: v.detach()[index].requires_grad_(True) for k, v in params.items()}
+            leaves, state = list(params.values()), optim.select_runs(state, index)
+            losses = transformer.loss(transformer.forward(params, x_train, cfg), y_train)  # the same, per run
+        state = _update(leaves, losses, rule, state, lr, step)
+        last = step
+        shown.update(step, len(pairs) - len(alive))
+        if step in marks:
+            evaluate(step, alive)
+    if alive:
+        finish(alive, last)
     shown.finish(last)
-    if last < settings["steps"]:
-        status = STATUS_NONFINITE
-    if curve[-1][0] != last:
-        z_val = evaluate(last)
-    with torch.no_grad():
-        train_losses = transformer.loss(transformer.forward(params, x_train, cfg), y_train)
-        val_losses = transformer.loss(z_val, y_val)
-        per_head = qk_drift(params, cfg)
+    return out
+
+
+def _record(pair: Pair, cfg: ModelConfig, settings: dict, lr: float, dtype: str, dev, curve: list, last: int,
+            per_head: list[float], ends: dict, start: float) -> dict:
+    """A pair's run record (§10.5, the twin schema)."""
+    val_losses, train_losses = ends["val_losses"], ends["train_losses"]
     return {
         "schema": SCHEMA, "config": cfg.name, "task": f"mod{cfg.vocab_out}", "P": cfg.vocab_out,
         "L": cfg.n_layer, "d": cfg.d, "H": cfg.n_head, "hd": cfg.hd, "mlp": cfg.mlp, "n_ctx": cfg.n_ctx,
-        "steps": settings["steps"], "steps_done": last, "dtype": str(params["E"].dtype).removeprefix("torch."), "device": str(dev),
+        "steps": settings["steps"], "steps_done": last, "dtype": dtype, "device": str(dev),
         "optimizer": pair.optimizer, "lr": float(lr),
         "lr_aux": float(settings["lr_aux"]) if pair.optimizer == "muon" else None,
         "twin": pair.twin, "init_seed": pair.init_seed, "twin_seed": pair.twin_seed, "sigma": pair.sigma,
         "data_seed": settings["data_seed"],
         "curve": curve, "per_head_final": per_head,
-        "acc1": accuracy(z_val[0], y_val), "acc2": accuracy(z_val[1], y_val),
+        "acc1": ends["acc1"], "acc2": ends["acc2"],
         "val_loss1": float(val_losses[0]), "val_loss2": float(val_losses[1]),
         "train_loss1": float(train_losses[0]), "train_loss2": float(train_losses[1]),
         # every checkpoint of an identity twin was checked bit for bit (else DeterminismError)
-        "status": status, "identity_exact": True if pair.twin == "identity" else None,
+        "status": STATUS_OK if last == settings["steps"] else STATUS_NONFINITE,
+        "identity_exact": True if pair.twin == "identity" else None,
+        # the batch's time so far: the pairs of one base share their wall time
         "wall_s": round(time.perf_counter() - start, 3),
-        "env": runtime.environment(str(params["E"].dtype).removeprefix("torch."), dev),
+        "env": runtime.environment(dtype, dev),
         "provenance": provenance(pair, settings),
     }
 

@@ -57,7 +57,7 @@ def write_profile(folder, extra_resources=None, **settings):
     profile = yaml.safe_load((SLURM_PROFILE / "profile.yaml").read_text())
     profile["slurm-partition-config"] = str(SLURM_PROFILE / profile["slurm-partition-config"])
     for rule, resources in (extra_resources or {}).items():
-        profile["set-resources"].setdefault(rule, {}).update(resources)
+        profile.setdefault("set-resources", {}).setdefault(rule, {}).update(resources)
     profile.update(settings)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "profile.yaml").write_text(yaml.safe_dump(profile))

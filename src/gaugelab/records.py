@@ -392,6 +392,8 @@ def numerics_table(paths: list[str | Path]):
     one_numerics([r for recs in families.values() for r in recs], "the comparison's records")
     rows = []
     for family, recs in families.items():
+        if not recs:  # only empty bundles (no cell to rerun), every run read from another family
+            continue
         mode = numerics(recs[0])
         cpus = sorted({str(r.get("environment", r.get("env", {})).get("cpu", {}).get("model", "unstated"))
                        for r in recs})

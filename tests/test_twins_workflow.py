@@ -47,7 +47,7 @@ def test_twins_target_writes_every_output(twins_run):
     assert "Adam, $A{=}I$" in tex and tex.count("\\\\") >= 9 and "dec(100)" in tex
     assert (twins_run / "results/figures/figure2.png").read_bytes()[:4] == b"\x89PNG"
     comparison = pd.read_csv(twins_run / "results/twins/comparison.csv")
-    assert set(comparison["source"]) == {"Table 3", "Section 6", "Figure 2", "Appendix D.5"}
+    assert set(comparison["source"]) == {"Table 3", "Section 6", "Figure 2", "Figure 2 reference log", "Appendix D.5"}
     got = comparison.set_index(["row", "quantity"])["verdict"]
     assert got[("Adam identity", "max_drift")] == "exact"
 

@@ -180,12 +180,7 @@ class Copy:
         value = float(loss.detach()[0])
         if not torch.isfinite(loss).all():
             return value
-        grads = torch.autograd.grad(loss.sum(), self.leaves)
-        self.t += 1
-        deltas, self.state = self.rule.update(grads, self.state, self.lr, self.t)
-        with torch.no_grad():
-            for p, d in zip(self.leaves, deltas):
-                p.add_(d)
+        self._update(loss)
         return value
 
     def logits(self, x: Tensor) -> Tensor:
@@ -198,13 +193,18 @@ class Copy:
         if not torch.isfinite(loss).all():
             return None
         values = loss.detach().tolist()
+        self._update(loss)
+        return values
+
+    def _update(self, loss: Tensor) -> None:
+        """One optimizer step of every run from its loss (the runs' losses summed: each run's
+        gradient is its own)."""
         grads = torch.autograd.grad(loss.sum(), self.leaves)
         self.t += 1
         deltas, self.state = self.rule.update(grads, self.state, self.lr, self.t)
         with torch.no_grad():
             for p, d in zip(self.leaves, deltas):
                 p.add_(d)
-        return values
 
 
 @torch.no_grad()

@@ -107,6 +107,12 @@ def init_scale(summaries: dict[float, pd.DataFrame], zoo_summary: pd.DataFrame, 
     return pd.DataFrame(rows), pd.DataFrame(checks)
 
 
+def flow_limit(cells: pd.DataFrame, method: str, grid: list[float], tol: float) -> float | None:
+    """App. D.2's flow-limit lr: the first of the ascending grid whose mean train < tol (cells
+    indexed by method and lr); None if none interpolates."""
+    return next((lr for lr in grid if cells.loc[(method, lr), "train"] < tol), None)
+
+
 def lr_sensitivity(summary: pd.DataFrame, grids: dict[str, list[float]], tol: float) -> pd.DataFrame:
     """App. D.2 (S6): every (method, lr) with mean rec and its population sd over seeds, erank,
     train and steps; the flow-limit row of each method is its smallest lr whose mean train < tol
@@ -114,7 +120,7 @@ def lr_sensitivity(summary: pd.DataFrame, grids: dict[str, list[float]], tol: fl
     cells = summary.set_index(["method", "lr"])
     rows = []
     for method, grid in grids.items():
-        flow = next((lr for lr in grid if cells.loc[(method, lr), "train"] < tol), None)
+        flow = flow_limit(cells, method, grid, tol)
         for lr in grid:
             c = cells.loc[(method, lr)]
             rows.append({"method": method, "lr": lr, "rec": c["rec"], "rec_sd": c["rec_sd"], "erank": c["erank"],

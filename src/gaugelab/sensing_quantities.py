@@ -13,7 +13,7 @@ import math
 import pandas as pd
 
 from . import dial as dial_arms
-from . import published, select
+from . import controls, published, select
 from .compare import DIFFERS, EXACT, WITHIN, Found
 
 
@@ -280,7 +280,7 @@ def rerun_cells(experiment: str, settings: dict, runs: pd.DataFrame) -> list[tup
     elif experiment == "lr_sensitivity":
         by = cells.set_index(select.CELL)
         for method, grid in grids.items():
-            flow = next((lr for lr in grid if by.loc[(method, lr), "train"] < tol), None)
+            flow = controls.flow_limit(by, method, grid, tol)
             if flow is not None:
                 chosen[method].add(flow)
     for rule, methods in reruns(experiment):

@@ -13,19 +13,22 @@ min_version("9.0")
 configfile: Path(workflow.current_basedir) / "config.yaml"
 
 
+# Shared machinery: configuration and paths, the setting-aside of unusable records, input data.
 include: "rules/common.smk"
 include: "rules/records.smk"
 include: "rules/data.smk"
-include: "rules/sensing.smk"
-include: "rules/tables.smk"
-include: "rules/figures.smk"
-include: "rules/paper.smk"
-include: "rules/dial.smk"
-include: "rules/twins.smk"  # Section 6, Appendix D.5
+# The paper's experiments, in its order.
+include: "rules/sensing.smk"  # matrix-sensing training jobs for every sensing experiment
+include: "rules/zoo.smk"  # Section 5: Table 2, Figure 1
+include: "rules/controls.smk"  # Section 5's controls (App. D.1, D.2, D.4, D.7); Table 2's convex row
+include: "rules/twins.smk"  # Section 6: Table 3, Figure 2, App. D.5
+include: "rules/table9.smk"  # Section 6 in float64: Table 9; the `gpu` target; merging extension
+include: "rules/dial.smk"  # Section 7: the Adam-p dial
+# Beyond the paper: the equivariance diagnostic, the optimizer census (opt-in: `snakemake census`).
 include: "rules/diagnose.smk"
-include: "rules/census.smk"  # opt-in: `snakemake census`
-include: "rules/controls.smk"  # Section 5 controls, App. D; Table 2 reference row
-include: "rules/table9.smk"  # Table 9: float64 twins; the `gpu` target; merging extension
+include: "rules/census.smk"
+# Published versus reproduced, merged from every family's part; the report's pages.
+include: "rules/paper.smk"
 
 
 # The report opens with the verdict once the workflow has written it (rules/paper.smk).

@@ -1,5 +1,5 @@
-"""Each job's wall time from a Snakemake log: the stamp before its rule block to the stamp before its
-"Finished jobid" line. For revisions whose rules write no benchmark file, so that a before/after
+"""Each job's wall time from a Snakemake log: the stamp before its start (a "Job N: <message>" line,
+or a "rule <name>:" block with "jobid: N") to the stamp before its "Finished jobid: N (Rule: <name>)". For revisions whose rules write no benchmark file, so that a before/after
 pair of `time_workflow.sh` runs can be compared job by job (one-second resolution).
 
     python benchmarks/log_job_times.py snakemake.log
@@ -13,12 +13,13 @@ from datetime import datetime
 STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
 RULE = re.compile(r"^(?:local)?(?:rule|checkpoint) (\w+):$")
 JOBID = re.compile(r"^\s+jobid: (\d+)$")
-FINISHED = re.compile(r"^Finished jobid: (\d+)")
+JOB = re.compile(r"^Job (\d+): ")
+FINISHED = re.compile(r"^Finished jobid: (\d+) \(Rule: (\w+)\)")
 
 
 def job_times(lines):
     """{jobid: (rule, seconds)} for every job the log shows starting and finishing."""
-    started, rule_of, done = {}, {}, {}
+    started, done = {}, {}
     stamp = rule = None
     for line in lines:
         line = line.rstrip("\n")
@@ -27,10 +28,11 @@ def job_times(lines):
         elif m := RULE.match(line):
             rule = m[1]
         elif (m := JOBID.match(line)) and rule is not None:
-            started[m[1]], rule_of[m[1]] = stamp, rule
-            rule = None
+            started[m[1]], rule = stamp, None
+        elif m := JOB.match(line):
+            started[m[1]] = stamp
         elif (m := FINISHED.match(line)) and m[1] in started:
-            done[m[1]] = (rule_of[m[1]], (stamp - started[m[1]]).total_seconds())
+            done[m[1]] = (m[2], (stamp - started[m[1]]).total_seconds())
     return done
 
 

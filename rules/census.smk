@@ -1,4 +1,4 @@
-# The optimizer census (issue 24; docs/audit.md): every optimizer of torch.optim and of
+# The optimizer census (docs/audit.md): every optimizer of torch.optim and of
 # pytorch-optimizer through the twin triplet at its library defaults, on the sensing testbed and
 # one real model (its symmetries found by gaugelab.audit), and the table of verdicts. Opt-in:
 # `snakemake census --cores 2` (one job per library); not part of the default target.
@@ -15,7 +15,7 @@ rule census_library:
     log:
         "logs/census/{library}.log",
     benchmark:
-        "benchmarks/census/{library}.tsv"
+        "logs/benchmarks/census/{library}.tsv"
     wildcard_constraints:
         library="|".join(gaugelab_census.LIBRARIES),
     conda:

@@ -26,7 +26,7 @@ rule nuclear_reference_run:
     log:
         "logs/nuclear_reference/seed{seed}.log",
     benchmark:
-        "benchmarks/nuclear_reference/seed{seed}.tsv"
+        "logs/benchmarks/nuclear_reference/seed{seed}.tsv"
     conda:
         "../envs/gaugelab.yaml"
     threads: 1
@@ -256,7 +256,7 @@ rule control_comparison:
     message:
         "Section 5 controls, {wildcards.control}: published versus reproduced"
     script:
-        "../scripts/compare_control.py"
+        "../scripts/control_comparison.py"
 
 
 # Targets: one per control, and all of them ----------------------------------------------------

@@ -32,4 +32,4 @@ rule tinyshakespeare:
     message:
         "tiny-Shakespeare: fetch and verify the char-LM corpus"
     script:
-        "../scripts/fetch_corpus.py"
+        "../scripts/tinyshakespeare.py"

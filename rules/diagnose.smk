@@ -23,7 +23,7 @@ rule diagnose_runs:
     log:
         "logs/diagnose/runs.log",
     benchmark:
-        "benchmarks/diagnose/runs.tsv"
+        "logs/benchmarks/diagnose/runs.tsv"
     conda:
         "../envs/gaugelab.yaml"
     threads: 1

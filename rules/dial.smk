@@ -10,7 +10,7 @@ rule dial_train:
     log:
         "logs/dial/train_seed{seed}.log",
     benchmark:
-        "benchmarks/dial/train_seed{seed}.tsv"
+        "logs/benchmarks/dial/train_seed{seed}.tsv"
     conda:
         "../envs/gaugelab.yaml"
     threads: 1
@@ -26,7 +26,7 @@ rule dial_train:
         f"Section 7 dial: every Adam-p variant and lr ({len(dial_labels()) * len(config['dial']['lrs'])} runs of up to "
         f"{config['dial']['budget']} steps as one batch), seed {{wildcards.seed}}{took('dial_train')}"
     script:
-        "../scripts/train_dial.py"
+        "../scripts/dial_train.py"
 
 
 rule dial_summary:
@@ -46,7 +46,7 @@ rule dial_summary:
     message:
         "Section 7 dial: S4 selection, tuned envelope, fixed-lr verdicts"
     script:
-        "../scripts/summarize_dial.py"
+        "../scripts/dial_summary.py"
 
 
 rule dial_table:
@@ -68,7 +68,7 @@ rule dial_table:
     message:
         "Section 7 dial table"
     script:
-        "../scripts/table_dial.py"
+        "../scripts/dial_table.py"
 
 
 rule dial_figure:
@@ -93,7 +93,7 @@ rule dial_figure:
     message:
         "Section 7 dial figure"
     script:
-        "../scripts/figure_dial.py"
+        "../scripts/dial_figure.py"
 
 
 COMPARISON_PARTS.append("results/dial/comparison.csv")
@@ -115,7 +115,7 @@ rule dial_comparison:
     message:
         "Section 7 dial: published versus reproduced"
     script:
-        "../scripts/compare_dial.py"
+        "../scripts/dial_comparison.py"
 
 
 rule dial:

@@ -1,24 +1,5 @@
-# Published versus reproduced: one comparison part per experiment, merged into one table.
-
-COMPARISON_PARTS.append("results/zoo/comparison.csv")
-
-
-rule zoo_comparison:
-    input:
-        summary="results/zoo/summary.csv",
-        runs=experiment_runs("zoo"),
-        sensitivity=sensitivity_bundles("zoo"),
-        set_aside=checked_tables("results/zoo/comparison.csv"),
-    output:
-        "results/zoo/comparison.csv",
-    log:
-        "logs/zoo/comparison.log",
-    conda:
-        "../envs/gaugelab.yaml"
-    message:
-        "Table 2: published versus reproduced"
-    script:
-        "../scripts/compare_zoo.py"
+# Published versus reproduced: every family's comparison part merged into one table, the
+# numerics of the records, the report's landing page and the reproduction appendix.
 
 
 rule numerics:
@@ -58,7 +39,7 @@ rule comparison:
     message:
         "Every published number beside the reproduced one"
     script:
-        "../scripts/merge_comparison.py"
+        "../scripts/comparison.py"
 
 
 rule report_pages:
@@ -99,20 +80,8 @@ rule appendix:
     message:
         "The reproduction appendix as a PDF (needs pdflatex)"
     script:
-        "../scripts/appendix_pdf.py"
+        "../scripts/appendix.py"
 
 
-rule zoo:
-    input:
-        "results/tables/table2.tex",
-        "results/tables/table2.html",
-        "results/figures/figure1.pdf",
-        "results/figures/figure1.png",
-        "results/zoo/comparison.csv",
-    message:
-        "Section 5: Table 2, Figure 1 and their comparison"
-
-
-DEFAULT_TARGETS.extend(rules.zoo.input)
 DEFAULT_TARGETS.extend(rules.comparison.output)  # every family's rows, merged
 DEFAULT_TARGETS.extend(rules.report_pages.output)

@@ -21,7 +21,7 @@ for _experiment in SENSING_EXPERIMENTS:
             log:
                 f"logs/{_experiment}/train_shard{_shard}.log",
             benchmark:
-                f"benchmarks/{_experiment}/train_shard{_shard}.tsv"
+                f"logs/benchmarks/{_experiment}/train_shard{_shard}.tsv"
             conda:
                 "../envs/gaugelab.yaml"
             threads: 1
@@ -38,7 +38,7 @@ for _experiment in SENSING_EXPERIMENTS:
                 f"{_experiment}: training shard {_shard + 1} of {SHARDS}, {len(shard_cells(_experiment, _shard))} runs of up to "
                 f"{SENSING[_experiment]['budget']} steps as one batch{took_sensing(_experiment)}"
             script:
-                "../scripts/train_sensing.py"
+                "../scripts/sensing_train.py"
 
 
 rule sensing_summary:
@@ -60,7 +60,7 @@ rule sensing_summary:
     message:
         "{wildcards.experiment}: aggregate seeds and select learning rates"
     script:
-        "../scripts/summarize_sensing.py"
+        "../scripts/sensing_summary.py"
 
 
 rule sensing_sensitivity:
@@ -86,7 +86,7 @@ rule sensing_sensitivity:
     log:
         "logs/{experiment}/sensitivity_shard{shard}.log",
     benchmark:
-        "benchmarks/{experiment}/sensitivity_shard{shard}.tsv"
+        "logs/benchmarks/{experiment}/sensitivity_shard{shard}.tsv"
     wildcard_constraints:
         experiment="|".join(RERUN_EXPERIMENTS),
     priority: 20  # ahead of the summary and figures: the comparison waits on the reruns, not on them
@@ -107,4 +107,4 @@ rule sensing_sensitivity:
     message:
         f"{{wildcards.experiment}}: perturbed reruns of the cells the comparison rests on, shard {{wildcards.shard}}{took('sensing_sensitivity')}"
     script:
-        "../scripts/sensitivity_sensing.py"
+        "../scripts/sensing_sensitivity.py"

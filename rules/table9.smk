@@ -34,7 +34,7 @@ rule table9_step1:
     log:
         "logs/table9/step1/{model}.log",
     benchmark:
-        "benchmarks/table9/step1/{model}.tsv"
+        "logs/benchmarks/table9/step1/{model}.tsv"
     conda:
         "../envs/gaugelab.yaml"
     threads: 1
@@ -67,7 +67,7 @@ for (_optimizer, _init), _pairs in gaugelab_twins.by_base(T9_PAIRS).items():
         log:
             f"logs/table9/full/{{model}}/{_optimizer}/init{_init}.log",
         benchmark:
-            f"benchmarks/table9/full/{{model}}/{_optimizer}/init{_init}.tsv"
+            f"logs/benchmarks/table9/full/{{model}}/{_optimizer}/init{_init}.tsv"
         conda:
             "../envs/cuda.yaml"
         threads: 2
@@ -126,7 +126,7 @@ rule table9_comparison:
     message:
         "Table 9: published versus reproduced"
     script:
-        "../scripts/compare_table9.py"
+        "../scripts/table9_comparison.py"
 
 
 rule gpu:

@@ -31,7 +31,7 @@ for (optimizer, init), pairs in TWIN_BASES.items():
         log:
             f"logs/twins/{optimizer}/init{init}.log",
         benchmark:
-            f"benchmarks/twins/{optimizer}/init{init}.tsv"
+            f"logs/benchmarks/twins/{optimizer}/init{init}.tsv"
         conda:
             "../envs/gaugelab.yaml"
         threads: 1
@@ -44,7 +44,7 @@ for (optimizer, init), pairs in TWIN_BASES.items():
         message:
             f"Section 6 twins: the {optimizer} copy of init {init} and its {len(pairs)} twin(s)"
         script:
-            "../scripts/train_twins.py"
+            "../scripts/twins_run.py"
 
 
 rule twins_summary:
@@ -64,7 +64,7 @@ rule twins_summary:
     message:
         "Section 6 twins: one summary row per pair, and the Appendix D.5 quantities"
     script:
-        "../scripts/summarize_twins.py"
+        "../scripts/twins_summary.py"
 
 
 rule table3:
@@ -155,7 +155,7 @@ rule twins_comparison:
     message:
         "Section 6 and Appendix D.5: published versus reproduced"
     script:
-        "../scripts/compare_twins.py"
+        "../scripts/twins_comparison.py"
 
 
 rule twins:

@@ -32,7 +32,7 @@ def require(*executables, install):
 
 
 def rule_directives():
-    """name -> {conda, log, runs} of every rule, read from the workflow itself (Snakemake's API)."""
+    """name -> {conda, log, runs, script} of every rule, read from the workflow itself (Snakemake's API)."""
     code = (
         "import json, sys, tempfile\n"
         "from pathlib import Path\n"
@@ -41,7 +41,8 @@ def rule_directives():
         "with tempfile.TemporaryDirectory() as work, SnakemakeApi(OutputSettings()) as api:\n"
         "    wf = api.workflow(ResourceSettings(), ConfigSettings(configfiles=[Path(sys.argv[2])]),\n"
         "                      snakefile=Path(sys.argv[1]), workdir=Path(work))\n"
-        "    rules = {r.name: {'conda': r.conda_env, 'log': list(r.log), 'runs': not r.norun}\n"
+        "    rules = {r.name: {'conda': r.conda_env, 'log': list(r.log), 'runs': not r.norun,\n"
+        "                      'script': r.script}\n"
         "             for r in wf._workflow.rules}\n"
         "print('RULES ' + json.dumps(rules))\n")
     proc = subprocess.run([sys.executable, "-c", code, str(ROOT / "Snakefile"), str(SMOKE)],

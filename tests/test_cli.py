@@ -92,7 +92,9 @@ def test_a_table9_root_that_is_a_file_is_refused(tmp_path, capsys):
     (["twins", "--optimizer", "adam", "--twin", "noise", "--init-seed", "42", "--sigma", "-1"],
      "argument --sigma: '-1' is not a positive finite number"),
     (["twins", "--optimizer", "adam", "--twin", "noise", "--init-seed", "42"], "noise twin with sigma 0.0"),
-    (["table9", "--jobs", "0"], "argument --jobs: '0' is not a positive integer"),
+    ([*SENSING, "--p", "0.5"], "--p and --convention set an Adam-p variant: they need --method adam_p"),
+    ([*SENSING, "--method", "adam_p", "--p", "1.5"], "argument --p: '1.5' is not a number in [0, 1]"),
+    ([*SENSING, "--method", "adam_p", "--experiment", "dial", "--rank", "50"], "config key dial/rank: planted rank 50"),
     (["table9", "--steps", "0"], "argument --steps: '0' is not a positive integer"),
     (["table9", "--steps", "-2"], "argument --steps: '-2' is not a positive integer"),
     (["table9", "--threads", "0"], "argument --threads: '0' is not a positive integer"),
@@ -199,9 +201,31 @@ def test_twins_steps_keeps_the_configured_checkpoints_it_reaches(tmp_path, monke
     (cli.nonnegative_int, {"0": 0, "42": 42}, ["-3", "x"]),
     (cli.positive_float, {"1e-3": 1e-3, "2": 2.0}, ["0", "-1", "nan", "inf", "-inf", "x"]),
     (cli.finite_float, {"-1e-7": -1e-7, "0": 0.0}, ["nan", "inf", "x"]),
+    (cli.unit_interval, {"0": 0.0, "0.25": 0.25, "1": 1.0}, ["-0.1", "1.01", "nan", "x"]),
 ])
 def test_argument_types(check, good, bad):
     assert {text: check(text) for text in good} == good
     for text in bad:
         with pytest.raises(argparse.ArgumentTypeError, match=repr(text)):
             check(text)
+
+
+def test_a_dial_variant_from_the_command_line_is_the_workflows_record(tmp_path, monkeypatch):
+    """`gaugelab sensing --experiment dial --method adam_p --p P --convention C` gives the record the
+    dial's training job gives that cell (the smoke configuration's dial: a second or two)."""
+    from pathlib import Path
+
+    from gaugelab import dial, runner
+
+    monkeypatch.undo()
+    smoke = str(Path(__file__).parent / "config" / "smoke.yaml")
+    out = tmp_path / "dial.json"
+    assert cli.main(["sensing", "--experiment", "dial", "--method", "adam_p", "--p", "0.5", "--convention", "geo",
+                     "--lr", "1e-2", "--seed", "42", "--config", smoke, "-o", str(out)]) == 0
+    settings = cli.configuration.load(smoke)["dial"]
+    variants = dial.variants(settings["ps"], settings["conventions"])
+    batch = runner.run_batch("dial", settings, [(name, 42, lr, 0.0) for name in variants for lr in settings["lrs"]],
+                             rules=variants)
+    job = next(r for r in batch if r["method"] == "geo_p0.5" and r["lr"] == 1e-2)
+    untimed = {k: v for k, v in records.read(out).items() if k not in ("wall_s", "digest")}
+    assert untimed == {k: v for k, v in job.items() if k not in ("wall_s", "digest")}

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tomllib
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 import yaml
@@ -178,6 +179,18 @@ def test_every_rule_names_an_env_and_a_log():
         missing = runtime_deps - set(pip) - set(conda)
         assert not missing, f"rule {name}: {env.name} lacks {sorted(missing)}"
 
+
+
+def test_every_rule_runs_the_script_named_after_it():
+    """A rule and its script share a name; a rule generated per experiment, copy or shard adds a
+    suffix (twins_run_adam_init42: scripts/twins_run.py); the sensing training shards are named
+    <experiment>_train_<shard> (scripts/sensing_train.py). Every script belongs to a rule."""
+    scripts = {name: Path(r["script"]).stem for name, r in rule_directives().items() if r["script"]}
+    for name, stem in scripts.items():
+        generated = name.startswith(stem + "_") or (stem == "sensing_train" and re.fullmatch(r"\w+_train_\d+", name))
+        assert name == stem or generated, f"rule {name} runs scripts/{stem}.py"
+    unused = {p.stem for p in (ROOT / "scripts").glob("*.py")} - set(scripts.values())
+    assert not unused, f"scripts no rule runs: {sorted(unused)}"
 
 # --- the workflow as a module of another workflow, and from another folder ------------------------
 

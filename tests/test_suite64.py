@@ -198,7 +198,7 @@ def test_the_table9_command_writes_the_workflows_records_from_worker_processes(t
     model = "f64-mod47-L2d64h4"
     argv = ["table9", "--model", model, "--optimizer", "adam", "--twin", "identity", "--twin", "noise",
             "--device", "cpu", "--root", str(tmp_path)]
-    assert cli.main([*argv, "--steps", "2", "--jobs", "2"]) == 0
+    assert cli.main([*argv, "--steps", "2"]) == 0
     chosen = [p for p in suite64.pairs_of(SETTINGS["pairs"]) if p.optimizer == "adam" and p.twin != "gauge"]
     written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json"))
     # a run shorter than the configuration's goes where no workflow rule reads it

@@ -1,4 +1,4 @@
-"""Audit a real model and an optimizer for basis dependence (issue 24): the triplet of
+"""Audit a real model and an optimizer for basis dependence: the triplet of
 :mod:`gaugelab.diagnose`, applied to every gauge symmetry the model has.
 
 ``gaugelab audit --model SPEC --optimizer SPEC`` finds the symmetry candidates from the model's

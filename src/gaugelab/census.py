@@ -1,4 +1,4 @@
-"""The optimizer census (issue 24): every optimizer of a library through the triplet, on the
+"""The optimizer census: every optimizer of a library through the triplet, on the
 sensing testbed (:mod:`gaugelab.diagnose`) and one real model (:mod:`gaugelab.audit`), with each
 library's own default settings.
 
@@ -211,7 +211,7 @@ def table_latex(rows: list[dict]) -> str:
     from .tables import latex_text as tex
 
     cols = _columns(rows)
-    lines = ["% The optimizer census (issue 24), generated from the workflow's census files. Do not edit.",
+    lines = ["% The optimizer census, generated from the workflow's census files. Do not edit.",
              "% One row per optimizer, over pages: needs \\usepackage{booktabs, longtable}.",
              f"% {_caption(rows)}",
              "\\begin{longtable}{ll" + "l" * len(cols) + "lp{4.5cm}}", "\\toprule",

@@ -46,6 +46,10 @@ def positive_float(text: str) -> float:
     return _checked(float, text, lambda v: math.isfinite(v) and v > 0, "a positive finite number")
 
 
+def unit_interval(text: str) -> float:
+    return _checked(float, text, lambda v: 0 <= v <= 1, "a number in [0, 1]")
+
+
 def finite_float(text: str) -> float:
     return _checked(float, text, math.isfinite, "a finite number")
 
@@ -76,24 +80,36 @@ def _output(path: str, flag: str = "-o") -> None:
 
 
 def _sensing(args: argparse.Namespace) -> int:
+    """One run of any sensing experiment the workflow runs: the zoo, a control's arm, or the dial
+    (an Adam-p variant: --method adam_p --p P --convention C, labelled as the dial labels it)."""
+    from . import dial
+
     _output(args.output)
     cfg = configuration.load(args.config)
-    experiments = controls.sensing_experiments(cfg)  # the zoo and the arms of its controls
+    experiments = {**controls.sensing_experiments(cfg), "dial": cfg["dial"]}
     if args.experiment not in experiments:
         raise UsageError(f"no sensing experiment {args.experiment!r}; known: {', '.join(experiments)}")
+    if args.method != "adam_p" and (args.p is not None or args.convention is not None):
+        raise UsageError("--p and --convention set an Adam-p variant: they need --method adam_p")
     exp = dict(experiments[args.experiment])
     for key in ("n", "rank", "width", "budget", "init", "tol"):
         if getattr(args, key) is not None:
             exp[key] = getattr(args, key)
     if args.schedule is not None:
-        others = [m for m in exp["decayed"] if m != args.method]
+        others = [m for m in exp.get("decayed", []) if m != args.method]
         exp["decayed"] = others + ([args.method] if args.schedule == "cosine" else [])
-    configuration.validate({"zoo": exp})  # every sensing experiment has the zoo block's schema and rules
-    record, = runner.run_cells(args.experiment, exp, args.method, args.seed, [args.lr],
+    # every sensing experiment has the zoo block's schema and rules; the dial has its own block
+    configuration.validate({"dial" if args.experiment == "dial" else "zoo": exp})
+    method, rules = args.method, None
+    if args.method == "adam_p":  # the dial's variant rule, under the dial's label (p1, rms_p0.5, ...)
+        p, convention = 1.0 if args.p is None else args.p, args.convention or "rms"
+        method = dial.label(p, convention)
+        rules = {method: optim.adam_p(p, convention)}
+    record, = runner.run_cells(args.experiment, exp, method, args.seed, [args.lr], rules=rules,
                                perturbations=[args.perturbation], dtype=args.dtype or cfg["dtype"],
                                device=args.device or cfg["device"], threads=args.threads)
     records.write_json(args.output, record)
-    print(f"{args.method} lr={args.lr:g} seed={args.seed}: {record['status']} after {record['steps']} steps, "
+    print(f"{method} lr={args.lr:g} seed={args.seed}: {record['status']} after {record['steps']} steps, "
           f"rec={record['rec']:.4f} erank={record['erank']:.2f} train={record['train']:.2e} -> {args.output}")
     return 0
 
@@ -197,13 +213,26 @@ def _table9(args: argparse.Namespace) -> int:
     configuration.validate({"table9": {**settings, "steps": {**full, **steps}}})  # the schema's ceiling
     short = {m: s for m, s in steps.items() if s != full[m]}  # not the workflow's record: elsewhere
     jobs = table9_local.plan(models, pairs, step1=args.step1, root=Path(args.root), force=args.force, short=short)
-    print(f"{len(jobs)} job(s), {args.jobs} at a time on {args.device}", flush=True)
+    print(f"{len(jobs)} job(s), one after another on {args.device}", flush=True)
     failed = table9_local.run(jobs, settings, steps=steps, pairs=pairs, device=args.device, threads=args.threads,
-                              workers=args.jobs, corpus_path=args.corpus)
+                              corpus_path=args.corpus)
     return 1 if failed else 0
 
 
+def _triplet_options(sub: argparse.ArgumentParser, *, steps: int, lr: float | None, lr_help: str) -> None:
+    """The twin triplet's options, shared by ``diagnose`` and ``audit``."""
+    sub.add_argument("--steps", type=positive_int, default=steps, help=f"training steps per copy (default {steps})")
+    sub.add_argument("--lr", type=positive_float, default=lr, help=lr_help)
+    sub.add_argument("--dtype", choices=["float32", "float64"], default="float64")
+    sub.add_argument("--option", action="append", metavar="KEY=VALUE",
+                     help="optimizer keyword argument (value read as YAML), repeatable")
+    sub.add_argument("--sigma", type=positive_float,
+                     help="noise twin's relative perturbation (default: sqrt(eps) of --dtype)")
+    sub.add_argument("--threads", type=positive_int, default=1, help="torch threads (default 1)")
+
+
 def parser() -> argparse.ArgumentParser:
+    # One block of declarations per command; blocks of the same shape declare different options.
     top = argparse.ArgumentParser(prog="gaugelab", description=__doc__)
     sub = top.add_subparsers(dest="command", required=True)
     s = sub.add_parser("sensing", help="one matrix-sensing run (method, lr, seed) -> one JSON record")
@@ -213,7 +242,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("-o", "--output", required=True, help="record path (JSON)")
     s.add_argument("--config", help="YAML config (default: the paper's protocol)")
     s.add_argument("--experiment", default="zoo",
-                   help="sensing experiment: zoo or an arm of a control (second_size, schedule_decay_full, ...)")
+                   help="sensing experiment: zoo, an arm of a control (second_size, schedule_decay_full, ...) or dial")
     s.add_argument("--budget", type=positive_int, help="step budget T (also the cosine horizon)")
     s.add_argument("--init", type=positive_float, help="factor initialisation scale")
     s.add_argument("--n", type=positive_int, help="target size n")
@@ -221,6 +250,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--width", type=positive_int, help="factor width k")
     s.add_argument("--tol", type=positive_float, help="interpolation bar")
     s.add_argument("--schedule", choices=["const", "cosine"], help="override the method's schedule")
+    s.add_argument("--p", type=unit_interval, help="Adam-p exponent (--method adam_p; default 1, stock Adam)")
+    s.add_argument("--convention", choices=["rms", "geo"],
+                   help="Adam-p's shared scalar below p = 1 (--method adam_p; default rms, the paper's)")
     s.add_argument("--perturbation", type=finite_float, default=0.0, help="scale U0 by (1 + this)")
     s.add_argument("--dtype", choices=["float32", "float64"])
     s.add_argument("--device", choices=["auto", "cpu", "cuda"])
@@ -232,13 +264,7 @@ def parser() -> argparse.ArgumentParser:
                    help="a registry name (adam, muon, ...) or package.module:Attr (a torch.optim.Optimizer "
                         "subclass, a factory returning one, or a gaugelab.optim.Rule)")
     d.add_argument("--testbed", default="sensing", help="sensing, attention or both (default: sensing)")
-    d.add_argument("--steps", type=positive_int, default=100, help="training steps per copy (default 100)")
-    d.add_argument("--lr", type=positive_float, default=1e-2, help="learning rate (default 1e-2)")
-    d.add_argument("--dtype", choices=["float32", "float64"], default="float64")
-    d.add_argument("--option", action="append", metavar="KEY=VALUE",
-                   help="optimizer keyword argument (value read as YAML), repeatable")
-    d.add_argument("--sigma", type=positive_float, help="noise twin's relative perturbation (default: sqrt(eps) of --dtype)")
-    d.add_argument("--threads", type=positive_int, default=1, help="torch threads (default 1)")
+    _triplet_options(d, steps=100, lr=1e-2, lr_help="learning rate (default 1e-2)")
     d.add_argument("-o", "--output", help="JSON report (default diagnose_<label>.json); figures beside it")
     d.add_argument("--no-figure", action="store_true", help="write the JSON report only")
     d.add_argument("--expect", choices=["equivariant", "basis-dependent", "chaotic", "determinism failure",
@@ -250,15 +276,9 @@ def parser() -> argparse.ArgumentParser:
                    help="a built-in (mha, mha-biased, encoder, gpt2, llama, lora) or package.module:factory "
                         "returning (model, batch[, loss_fn])")
     a.add_argument("--optimizer", required=True, help="as for diagnose: a registry name or package.module:Attr")
-    a.add_argument("--steps", type=positive_int, default=50, help="training steps per copy (default 50)")
-    a.add_argument("--lr", type=positive_float, help="learning rate (default: the optimizer's own)")
-    a.add_argument("--dtype", choices=["float32", "float64"], default="float64")
-    a.add_argument("--option", action="append", metavar="KEY=VALUE",
-                   help="optimizer keyword argument (value read as YAML), repeatable")
+    _triplet_options(a, steps=50, lr=None, lr_help="learning rate (default: the optimizer's own)")
     a.add_argument("--symmetry", action="append", help="only this candidate symmetry (qk, qk+bias, qk-rope, vo, "
                                                        "vo+bias, lora), repeatable")
-    a.add_argument("--sigma", type=positive_float, help="noise twin's relative perturbation (default: sqrt(eps))")
-    a.add_argument("--threads", type=positive_int, default=1, help="torch threads (default 1)")
     a.add_argument("-o", "--output", help="JSON record (default audit_<model>_<optimizer label>.json)")
     a.set_defaults(func=_audit)
     t = sub.add_parser("twins", help="one attention twin pair (Section 6) -> one JSON record")
@@ -275,13 +295,14 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--config", help="YAML config (default: the paper's protocol)")
     t.add_argument("--threads", type=positive_int, default=1, help="torch threads (default 1)")
     t.set_defaults(func=_twins)
-    g = sub.add_parser("table9", help="Table 9's float64 pairs without Snakemake, several at a time (a GPU box)",
+    g = sub.add_parser("table9", help="Table 9's float64 pairs without Snakemake, one after another",
                        description="Writes each record where the workflow's table9_full job (or, with --step1, "
                                    "table9_step1) writes it, under --root; `snakemake table9` there tabulates them. "
                                    "That path is reserved for full-length records: a run whose --steps differs from "
                                    "the configuration's table9.steps goes to results/runs/table9-short/steps<N>/"
                                    "<model>/... instead, which no rule reads. "
-                                   "Records already present are kept unless --force.")
+                                   "Records already present are kept unless --force. Several jobs side by side "
+                                   "(a GPU box): `snakemake gpu --cores N --resources gpu=K`.")
     g.add_argument("--model", action="append", choices=TABLE9_CONFIGS,
                    help="configuration, repeatable (default: the config's table9.configs), run in this order")
     g.add_argument("--optimizer", action="append", choices=["adam", "sgd", "scalar_adam", "muon"],
@@ -290,9 +311,8 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--step1", action="store_true", help="the step-1 subset (one bundle per configuration) instead")
     g.add_argument("--steps", type=positive_int,
                    help="steps per pair (default: the configuration's); another length goes to results/runs/table9-short/")
-    g.add_argument("--jobs", type=positive_int, default=1, help="pairs side by side, one process each (default 1)")
     g.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    g.add_argument("--threads", type=positive_int, default=1, help="torch threads per process (default 1)")
+    g.add_argument("--threads", type=positive_int, default=1, help="torch threads (default 1)")
     g.add_argument("--corpus", help="tiny-Shakespeare input.txt (checked against its sha256), for the char-LM")
     g.add_argument("--root", default=".", help="the workflow folder the records go under (default .)")
     g.add_argument("--force", action="store_true", help="rerun pairs whose record exists")

@@ -1,4 +1,4 @@
-"""Gauge symmetries of a real model, found from its structure (issue 24).
+"""Gauge symmetries of a real model, found from its structure.
 
 A gauge is a change of an internal basis that the function does not see. Three kinds occur in
 transformers and adapters; each acts by rotating ``dim`` coordinates of some parameter slices

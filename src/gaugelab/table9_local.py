@@ -1,20 +1,19 @@
-"""Table 9's float64 pairs on one machine, several at a time, without Snakemake (``gaugelab table9``).
+"""Table 9's float64 pairs without Snakemake (``gaugelab table9``), one after another in this
+process: for debugging one pair, a short run, or a machine without Snakemake.
 
-For a GPU workstation with no cluster: the small float64 models leave a GPU mostly idle, so a
-few pairs side by side, each in its own process (its own CUDA context and deterministic
-kernels), finish sooner than one after another. Each pair gives the record the workflow's
-``table9_full`` job gives (the same :func:`suite64.train_pair`), written where that job writes it,
-so ``snakemake table9`` run in the same folder tabulates it; ``--step1`` writes the step-1
-bundles of ``table9_step1`` instead. A run of another length than the configuration's is not
-that record: it goes to :func:`short_run_path`, which no rule reads.
+Running jobs side by side is Snakemake's work, not this module's: ``snakemake gpu --cores N
+--resources gpu=K`` runs K of Table 9's full-length jobs at once, each the batched pairs of one
+copy 1, with the workflow's record checks and resumption. Each pair here gives the record the
+workflow's ``table9_full`` job gives (the same bits: tests/test_suite64.py), written where that
+job writes it, so ``snakemake table9`` run in the same folder tabulates it; ``--step1`` writes the
+step-1 bundles of ``table9_step1`` instead. A run of another length than the configuration's is
+not that record: it goes to :func:`short_run_path`, which no rule reads.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import sys
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
 from . import records, runtime, suite64
@@ -45,7 +44,7 @@ def plan(models: list[str], pairs: list, *, step1: bool, root: Path, force: bool
 
 def run_job(model: str, pair, output: Path, settings: dict, *, steps: int | None, pairs: list,
             device: str, threads: int, corpus_path: str | None) -> str:
-    """One job in a fresh process: configure torch, train, write the record; return a summary line."""
+    """One job: configure torch, train, write the record; return a summary line."""
     cfg, task, dtype, dev = suite64.setup(model, settings, threads=threads, device=device, corpus_path=corpus_path)
     output.parent.mkdir(parents=True, exist_ok=True)
     if pair is None:
@@ -59,24 +58,17 @@ def run_job(model: str, pair, output: Path, settings: dict, *, steps: int | None
 
 
 def run(jobs: list[tuple], settings: dict, *, steps: dict, pairs: list, device: str, threads: int,
-        workers: int, corpus_path: str | None, log=print) -> int:
-    """Run ``jobs`` in ``workers`` spawned processes, in order, logging each as it ends; return the
-    number that failed (a failed job leaves no record and does not stop the others)."""
+        corpus_path: str | None, log=print) -> int:
+    """Run ``jobs`` in order, logging each as it ends; return the number that failed (a failed job
+    leaves no record and does not stop the others)."""
     failed, start = 0, time.perf_counter()
-    context = multiprocessing.get_context("spawn")  # no CUDA state inherited through fork
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        pending = {pool.submit(run_job, model, pair, output, settings, steps=steps.get(model), pairs=pairs,
-                               device=device, threads=threads, corpus_path=corpus_path): output
-                   for model, pair, output in jobs}
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                output = pending.pop(future)
-                try:
-                    line = future.result()
-                except Exception as exc:  # noqa: BLE001 - reported, and the other jobs go on
-                    failed += 1
-                    line = f"FAILED {output}: {type(exc).__name__}: {exc}"
-                log(f"[{time.perf_counter() - start:7.1f} s] {line}")
-                sys.stdout.flush()
+    for model, pair, output in jobs:
+        try:
+            line = run_job(model, pair, output, settings, steps=steps.get(model), pairs=pairs, device=device,
+                           threads=threads, corpus_path=corpus_path)
+        except Exception as exc:  # noqa: BLE001 - reported, and the other jobs go on
+            failed += 1
+            line = f"FAILED {output}: {type(exc).__name__}: {exc}"
+        log(f"[{time.perf_counter() - start:7.1f} s] {line}")
+        sys.stdout.flush()
     return failed

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import records, runtime, suite64
+from . import records, suite64
 
 
 def short_run_path(model: str, pair, steps: int) -> str:

@@ -35,10 +35,10 @@ def test_the_schemas_enums_are_the_cards():
     assert twin == list(cards.twin_optimizers()), "$defs/twin_pair/properties/optimizer/enum: the twin cards"
     zoo = defs["sensing_experiment"]["properties"]["grids"]["default"]
     assert list(zoo) == cards.zoo(), "the zoo's default grids: the paper's nine, in card order"
-    props = schema["properties"]
-    assert list(props["twins"]["properties"]["lr"]["properties"]) == list(cards.twin_optimizers())
-    for task in ("mod", "text"):
-        assert list(props["table9"]["properties"]["lr"]["properties"][task]["properties"]) == list(cards.twin_optimizers())
+    props, twins = schema["properties"], list(cards.twin_optimizers())
+    assert list(props["twins"]["properties"]["lr"]["properties"]) == twins, "twins/lr: one per twin card"
+    table9 = props["table9"]["properties"]["lr"]["properties"]
+    assert [list(table9[task]["properties"]) for task in ("mod", "text")] == [twins, twins], "table9/lr"
 
 
 def test_names_colours_and_orders_are_the_papers():
@@ -58,7 +58,8 @@ def test_names_colours_and_orders_are_the_papers():
     assert cards.zoo() == ["gd", "adam", "scalar_adam", "rmsprop", "signum", "lion", "adafactor", "muon", "shampoo"]
     assert cards.twin_optimizers() == ("adam", "sgd", "scalar_adam", "muon")
     assert cards.table9_order() == ("adam", "scalar_adam", "muon", "sgd")
-    assert {k for k in cards.ALL if select.klass(k) == "eq"} == {"gd", "momentum", "scalar_adam", "muon", "shampoo", "sgd"}
+    eq = {"gd", "momentum", "scalar_adam", "muon", "shampoo", "sgd"}
+    assert {k for k in cards.ALL if select.klass(k) == "eq"} == eq
     assert cards.plain_word("sgd") == "sgd" and cards.plain_word("scalar_adam") == "scalar-Adam (p=0)"
     assert select.klass("not-a-method") == "cw"
 

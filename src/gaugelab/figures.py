@@ -312,10 +312,11 @@ def figure_lr_sensitivity(rows: list[dict], published: dict[str, dict[str, float
 # The series (optimizer, twin), line style and marker (attention.md §11.4); the noise twins are the
 # S6 records' sigma = 1e-7. Legend label, series, colour (the optimizer's card), style, marker:
 _TWIN_TEXT = {"gauge": "gauge twin", "noise": "noise twin ($10^{-7}$)"}
+_FIGURE2 = [(("adam", "gauge"), "-", "o"), (("adam", "noise"), ":", "s"),
+            (("muon", "gauge"), "-", "o"), (("muon", "noise"), ":", "s"),
+            (("sgd", "gauge"), "-", "^"), (("scalar_adam", "gauge"), "-", "D")]
 FIGURE2_SERIES = [(f"{cards.short(opt)}, {_TWIN_TEXT[twin]}", (opt, twin), cards.colour(opt), style, marker)
-                  for (opt, twin), style, marker in [
-                      (("adam", "gauge"), "-", "o"), (("adam", "noise"), ":", "s"), (("muon", "gauge"), "-", "o"),
-                      (("muon", "noise"), ":", "s"), (("sgd", "gauge"), "-", "^"), (("scalar_adam", "gauge"), "-", "D")]]
+                  for (opt, twin), style, marker in _FIGURE2]
 
 
 # The published rows (Table 3's and the reference log's) of each plotted series.

@@ -22,8 +22,6 @@ for method, row in derived.iterrows():
     assert abs(row["rec"] - stored.loc[method, "rec"]) < 1e-12 or not math.isfinite(row["rec"]), method
     if p.strict:
         assert row["worst_train"] < p.tol, f"{method}: selected row did not interpolate on every seed"
-rows = [{"method": m, "rec": float(r["rec"]), "erank": float(r["erank"]),
-         **{f"seeds_{q}": select.seed_values(runs, m, r["lr"], q) for q in ("rec", "erank")}}
-        for m, r in derived.iterrows()]
+rows = figures.figure1_rows(runs, derived)
 paper = figures.table2_published(published.of("Table 2"))
 figures.save(figures.figure1(rows, strict=p.strict, published=paper), snakemake.output.pdf, snakemake.output.png)

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from gaugelab import optim, runtime, sensing
+from gaugelab import cards, optim, runtime, sensing
 
 
 def small(seed=0, n=6, rank=2, per_dof=2.0):
@@ -135,7 +135,7 @@ def test_budget_status_and_steps():
 DIAL = {"adam_p 0.5 rms": lambda: optim.adam_p(0.5, "rms"), "adam_p 0.25 geo": lambda: optim.adam_p(0.25, "geo")}
 
 
-@pytest.mark.parametrize("name", list(optim.ZOO) + list(DIAL))
+@pytest.mark.parametrize("name", cards.zoo() + list(DIAL))
 def test_batched_runs_are_bit_identical_to_one_at_a_time(name):
     """Runs that leave the batch at different steps (diverged, interpolated, budget, chaotic)
     get exactly the record each gets alone: the engine pads its GEMMs and computes metrics per run."""

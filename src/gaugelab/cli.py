@@ -8,8 +8,8 @@ import os
 import sys
 from pathlib import Path
 
+from . import cards, controls, optim, records, runner, runtime
 from . import config as configuration
-from . import controls, optim, records, runner, runtime
 
 
 class UsageError(SystemExit):
@@ -282,7 +282,7 @@ def parser() -> argparse.ArgumentParser:
     a.add_argument("-o", "--output", help="JSON record (default audit_<model>_<optimizer label>.json)")
     a.set_defaults(func=_audit)
     t = sub.add_parser("twins", help="one attention twin pair (Section 6) -> one JSON record")
-    t.add_argument("--optimizer", required=True, choices=["adam", "sgd", "scalar_adam", "muon"])
+    t.add_argument("--optimizer", required=True, choices=cards.twin_optimizers())
     t.add_argument("--twin", required=True, choices=["gauge", "identity", "noise"])
     t.add_argument("--init-seed", required=True, type=nonnegative_int, help="torch.manual_seed before the model is built")
     t.add_argument("--twin-seed", type=nonnegative_int, help="gauge draw seed (gauge twins; default 888 noise, 0 identity)")
@@ -305,7 +305,7 @@ def parser() -> argparse.ArgumentParser:
                                    "(a GPU box): `snakemake gpu --cores N --resources gpu=K`.")
     g.add_argument("--model", action="append", choices=TABLE9_CONFIGS,
                    help="configuration, repeatable (default: the config's table9.configs), run in this order")
-    g.add_argument("--optimizer", action="append", choices=["adam", "sgd", "scalar_adam", "muon"],
+    g.add_argument("--optimizer", action="append", choices=cards.twin_optimizers(),
                    help="only these optimizers' pairs, repeatable")
     g.add_argument("--twin", action="append", choices=["gauge", "identity", "noise"], help="only these twins, repeatable")
     g.add_argument("--step1", action="store_true", help="the step-1 subset (one bundle per configuration) instead")

@@ -10,7 +10,7 @@ import re
 
 import pandas as pd
 
-from . import compare, records, tables
+from . import cards, compare, records, tables
 
 _QUANTITY = {
     "lr": "η*", "rec": "rec", "erank": "erank", "count": "count", "gap": "gap", "holds": "holds",
@@ -39,7 +39,7 @@ def row_name(row: str) -> str:
     if row in ("rms", "geo"):
         return f"{row.upper()} envelope"
     words = row.split(" ")
-    return " ".join(tables.PLAIN.get(w, w) for w in words)
+    return " ".join(cards.plain_word(w) for w in words)
 
 
 def comparison_value(value, quantity: str) -> str:

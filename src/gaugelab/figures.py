@@ -14,18 +14,10 @@ import matplotlib.ticker  # noqa: E402,F401
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from . import dial, select  # noqa: E402
+from . import cards, dial, select  # noqa: E402
 
 INK, MUTED, FAINT = "#1A1A1A", "#5A5A5A", "#9A9A9A"
 CLASS_COLOUR = {"eq": "#0072B2", "cw": "#D55E00"}
-METHOD_COLOUR = {
-    "gd": "#000000", "adam": "#D55E00", "muon": "#0072B2", "shampoo": "#009E73",
-    "scalar_adam": "#56B4E9", "rmsprop": "#E69F00", "adafactor": "#CC79A7", "lion": "#C7A100",
-    "signum": "#7A5C00",
-}
-LABEL = {"muon": "Muon", "gd": "GD", "scalar_adam": "scalar-Adam ($p{=}0$)", "shampoo": "Shampoo",
-         "lion": "Lion", "signum": "signum", "rmsprop": "RMSProp", "adafactor": "Adafactor",
-         "adam": "Adam", "momentum": "momentum"}
 
 
 def house_style() -> None:
@@ -101,15 +93,25 @@ def figure1_row(ax, ax_rank, y: float, r: dict, paper: dict[str, float]) -> dict
     return seen
 
 
+def figure1_rows(runs, selected) -> list[dict]:
+    """Figure 1's rows from the zoo's runs (select.frame) and its selected cells (select.select's
+    selected rows, indexed by method): each method's rec and erank and its seeds' values."""
+    return [{"method": m, "rec": float(r["rec"]), "erank": float(r["erank"]),
+             **{f"seeds_{q}": select.seed_values(runs, m, r["lr"], q) for q in ("rec", "erank")}}
+            for m, r in selected.iterrows()]
+
+
 def figure1(rows: list[dict], strict: bool = True, published: dict[str, dict[str, float]] | None = None):
     """The zoo map: one bar per selected method, best recovery at the top, the eq/cw gap shaded;
     beside it each method's effective rank. ``rows``: method, rec, erank and the per-seed
-    ``seeds_rec``, ``seeds_erank`` (ticks); ``published``: Table 2's rec and erank (open diamonds)."""
+    ``seeds_rec``, ``seeds_erank`` (ticks); ``published``: Table 2's rec and erank (open diamonds).
+    ``strict``: every zoo card (cards.zoo(), the paper's nine) has a finite row and the split is clean."""
     house_style()
     published = published or {}
     rows = sorted((r for r in rows if math.isfinite(r["rec"])), key=lambda r: r["rec"])
-    if strict and len(rows) != 9:
-        raise AssertionError(f"Figure 1 needs the 9 zoo rows, got {len(rows)}")
+    missing = [m for m in cards.zoo() if m not in {r["method"] for r in rows}]
+    if strict and missing:  # the paper's nine; an added method may join them
+        raise AssertionError(f"Figure 1 needs the {len(cards.zoo())} zoo rows; missing {', '.join(missing)}")
     split = select.clean_split_from_values([(r["method"], r["rec"]) for r in rows])
     if strict and split["verdict"] != "CLEAN":
         raise AssertionError("Figure 1: eq_max < cw_min does not hold (the split is not clean)")
@@ -130,7 +132,7 @@ def figure1(rows: list[dict], strict: bool = True, published: dict[str, dict[str
                 ha="center", va="center", zorder=4,
                 bbox={"boxstyle": "round,pad=0.25", "fc": "white", "ec": "none"})
     ax.set_yticks(ys)
-    ax.set_yticklabels([LABEL[r["method"]] for r in rows], fontsize=9.0)
+    ax.set_yticklabels([cards.label(r["method"]) for r in rows], fontsize=9.0)
     for tick, r in zip(ax.get_yticklabels(), rows):
         tick.set_color(CLASS_COLOUR[select.klass(r["method"])])
     for axis in (ax, ax_rank):
@@ -218,7 +220,7 @@ def figure_dial(envelope: list[dict], gd_erank: float, planted_rank: int,
     """
     house_style()
     seeds, published = seeds or {}, published or {}
-    colour = METHOD_COLOUR["adam"]
+    colour = cards.colour("adam")  # the dial is Adam's
     fig, ax = plt.subplots(figsize=(4.3, 2.8))
     handles, ys = [], [planted_rank, gd_erank]
     for convention, (lw, dashes, size, marker, label) in DIAL_CONVENTION.items():
@@ -276,10 +278,10 @@ def figure_lr_sensitivity(rows: list[dict], published: dict[str, dict[str, float
     handles, bars = [], False
     for method in methods:
         mine = sorted((r for r in rows if r["method"] == method), key=lambda r: r["lr"])
-        colour = METHOD_COLOUR.get(method, INK)
+        colour = cards.colour(method) or INK
         lrs, recs = [r["lr"] for r in mine], [r["rec"] for r in mine]
-        handles.append(ax.plot(lrs, recs, color=colour, lw=1.6, marker="o", ms=3.8, label=LABEL.get(method, method),
-                               zorder=3)[0])
+        label = cards.label(method) if method in cards.ALL else method
+        handles.append(ax.plot(lrs, recs, color=colour, lw=1.6, marker="o", ms=3.8, label=label, zorder=3)[0])
         sds = [r.get("rec_sd", math.nan) for r in mine]
         if any(math.isfinite(sd) and sd > 0 for sd in sds):
             bars = True
@@ -307,15 +309,14 @@ def figure_lr_sensitivity(rows: list[dict], published: dict[str, dict[str, float
 
 # --- Figure 2 (Section 6): attention gauge drift ------------------------------------------------
 
-# Legend label, (optimizer, twin, sigma of a noise twin), colour, line style, marker (attention.md §11.4)
-FIGURE2_SERIES = [
-    ("Adam, gauge twin", ("adam", "gauge"), "#D55E00", "-", "o"),
-    ("Adam, noise twin ($10^{-7}$)", ("adam", "noise"), "#D55E00", ":", "s"),
-    ("Muon, gauge twin", ("muon", "gauge"), "#0072B2", "-", "o"),
-    ("Muon, noise twin ($10^{-7}$)", ("muon", "noise"), "#0072B2", ":", "s"),
-    ("SGD, gauge twin", ("sgd", "gauge"), "#8C8C8C", "-", "^"),
-    ("scalar-Adam, gauge twin", ("scalar_adam", "gauge"), "#56B4E9", "-", "D"),
-]
+# The series (optimizer, twin), line style and marker (attention.md §11.4); the noise twins are the
+# S6 records' sigma = 1e-7. Legend label, series, colour (the optimizer's card), style, marker:
+_TWIN_TEXT = {"gauge": "gauge twin", "noise": "noise twin ($10^{-7}$)"}
+_FIGURE2 = [(("adam", "gauge"), "-", "o"), (("adam", "noise"), ":", "s"),
+            (("muon", "gauge"), "-", "o"), (("muon", "noise"), ":", "s"),
+            (("sgd", "gauge"), "-", "^"), (("scalar_adam", "gauge"), "-", "D")]
+FIGURE2_SERIES = [(f"{cards.short(opt)}, {_TWIN_TEXT[twin]}", (opt, twin), cards.colour(opt), style, marker)
+                  for (opt, twin), style, marker in _FIGURE2]
 
 
 # The published rows (Table 3's and the reference log's) of each plotted series.
@@ -358,15 +359,15 @@ def figure2_annotations(ax, curves: dict[tuple[str, str], list[tuple[int, float]
         k = math.floor(math.log10(adam1 / noise1))
         ax.annotate(f"structural split:\none step, $10^{{{k}}}\\times$ the noise twin", xy=(2, adam1),
                     xytext=(1.0, 0.985), textcoords=ax.get_xaxis_transform(), va="top",  # left of the rise
-                    fontsize=8.2, color="#D55E00",
-                    arrowprops={"arrowstyle": "->", "color": "#D55E00", "lw": 0.8,
+                    fontsize=8.2, color=cards.colour("adam"),
+                    arrowprops={"arrowstyle": "->", "color": cards.colour("adam"), "lw": 0.8,
                                 "connectionstyle": "arc3,rad=0.25"})
     muon100 = at(("muon", "gauge"), 100)
     if muon100:
         ax.annotate("chaos: Muon's gauge\nand noise twins\ntrace one curve", xy=(101, muon100),
                     xytext=(0.99, 2.4e-4), textcoords=ax.get_yaxis_transform(), ha="right",  # clear of the legend
-                    fontsize=8.2, color="#0072B2",
-                    arrowprops={"arrowstyle": "->", "color": "#0072B2", "lw": 0.8,
+                    fontsize=8.2, color=cards.colour("muon"),
+                    arrowprops={"arrowstyle": "->", "color": cards.colour("muon"), "lw": 0.8,
                                 "connectionstyle": "arc3,rad=0.3"})
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from . import transformer, twins
+from . import cards, transformer, twins
 from .transformer import ModelConfig, Params
 
 
@@ -123,9 +123,8 @@ def _fmt(value, kind: str) -> str:
 
 
 def table_rows(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
-    name = {"adam": "Adam", "sgd": "SGD", "scalar_adam": "scalar-Adam", "muon": "Muon"}
     header = ["optimizer", "twin", "steps"] + [h for _, h, _ in COLUMNS] + ["head-mergeable"]
-    body = [[name[r["optimizer"]], r["twin"], str(r["steps"])] + [_fmt(r[f], k) for f, _, k in COLUMNS]
+    body = [[cards.short(r["optimizer"]), r["twin"], str(r["steps"])] + [_fmt(r[f], k) for f, _, k in COLUMNS]
             + [_fmt(r["head_mergeable"], "")] for r in rows]
     return header, body
 

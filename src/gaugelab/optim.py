@@ -322,6 +322,8 @@ def adam_p(p: float = 1.0, convention: str = "rms", beta1: float = BETA1, beta2:
                 {"p": p, "convention": convention, "beta1": beta1, "beta2": beta2, "eps": eps})
 
 
+# The registry: name -> factory. Each name has a card in gaugelab.cards (its labels, colour, class
+# and tables; tests/test_cards.py checks). The diagnostic's default target runs them in this order.
 REGISTRY: dict[str, Callable[..., Rule]] = {
     "gd": gd,
     "momentum": momentum,
@@ -335,8 +337,6 @@ REGISTRY: dict[str, Callable[..., Rule]] = {
     "adafactor": adafactor,
     "adam_p": adam_p,
 }
-
-ZOO = ("gd", "adam", "scalar_adam", "rmsprop", "signum", "lion", "adafactor", "muon", "shampoo")
 EQUIVARIANT = frozenset(name for name in REGISTRY if REGISTRY[name]().equivariant)
 
 

@@ -7,12 +7,7 @@ import math
 
 import pandas as pd
 
-from . import records
-
-# The a-priori class of each registered method (optim.Rule.equivariant), spelled out so the
-# summary, comparison and table jobs start without importing torch; tests/test_optim_steps.py
-# checks it against the registry.
-EQUIVARIANT = frozenset({"gd", "momentum", "scalar_adam", "muon", "shampoo"})
+from . import cards, records
 
 CELL = ["method", "lr"]
 
@@ -132,7 +127,8 @@ def select(cells: pd.DataFrame, grids: dict[str, list[float]], rule: str, tol: f
 
 
 def klass(method: str) -> str:
-    return "eq" if method in EQUIVARIANT else "cw"
+    """The method's a-priori class, "eq" or "cw", from its card (gaugelab.cards)."""
+    return cards.klass(method)
 
 
 def clean_split(selected: pd.DataFrame) -> dict:

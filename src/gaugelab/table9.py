@@ -12,13 +12,13 @@ import math
 
 import pandas as pd
 
-from . import compare, published
+from . import cards, compare, published
 from .suite64 import CONFIGS, LABELS, SHORT
-from .tables import TWIN_OPTIMIZER, _html_table, drift_text, latex_text
+from .tables import _html_table, drift_text, latex_text
 
-ORDER = ("adam", "scalar_adam", "muon", "sgd")  # Table 9's row order
+ORDER = cards.table9_order()  # Table 9's row order
 TWIN_ORDER = ("gauge", "noise", "identity")
-EQUIVARIANT = ("sgd", "scalar_adam", "muon")
+EQUIVARIANT = tuple(o for o in cards.twin_optimizers() if cards.card(o).equivariant)
 MOD97 = ("f64-mod97-L4d128h8", "f64-mod97-L6d256h8")
 TEXT = "f64-text-L6d256h8"
 ADAM_GAUGE_PAIRS = 6  # {42, 43} x {777, 888, 999} (§10.4): a published range or ratio needs them all
@@ -98,7 +98,7 @@ def _body(table: pd.DataFrame, name: str) -> list[list[str]]:
         final = cell(r["final"]) if r["full_pairs"] else "--"
         if "nonfinite" in r["status"]:
             final += " (nonfinite)"
-        body.append([TWIN_OPTIMIZER[r["optimizer"]], r["label"], pairs, cell(r["step0"]), cell(r["step1"]),
+        body.append([cards.short(r["optimizer"]), r["label"], pairs, cell(r["step0"]), cell(r["step1"]),
                      final, cell(r["per_head_max"]) if r["full_pairs"] else "--"])
     return body
 

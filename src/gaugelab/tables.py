@@ -8,14 +8,7 @@ import re
 
 import pandas as pd
 
-from . import select
-
-DISPLAY = {
-    "muon": "Muon", "gd": "GD", "scalar_adam": "scalar-Adam ($p{=}0$)", "shampoo": "Shampoo",
-    "lion": "Lion", "signum": "signum", "rmsprop": "RMSProp", "adafactor": "Adafactor",
-    "adam": "Adam", "momentum": "momentum",
-}
-PLAIN = {k: v.replace("$p{=}0$", "p=0") for k, v in DISPLAY.items()}
+from . import cards, select
 
 
 def fmt(value: float, digits: int) -> str:
@@ -53,7 +46,7 @@ def table2_latex(summary: pd.DataFrame, near_ties: set[str]) -> str:
     for r in table2_rows(summary, near_ties):
         mark = "$^\\dagger$" if r["near_tie"] else ""
         lr, worst = latex_numbers(f"{r['lr']:g}"), latex_numbers(f"{r['worst_train']:.1e}")
-        lines.append(f"{DISPLAY[r['method']]}{mark} & {r['class']} & {lr} & {fmt(r['rec'], 4)} & "
+        lines.append(f"{cards.label(r['method'])}{mark} & {r['class']} & {lr} & {fmt(r['rec'], 4)} & "
                      f"{fmt(r['erank'], 2)} & {worst} \\\\")
     lines += ["\\midrule",
               f"\\multicolumn{{6}}{{l}}{{\\footnotesize {_split_line(summary)}}} \\\\"]
@@ -84,7 +77,7 @@ def _html_table(header: list[str], rows: list[list[str]], caption: str = "", row
 
 
 def table2_html(summary: pd.DataFrame, near_ties: set[str]) -> str:
-    rows = [[PLAIN[r["method"]] + (" †" if r["near_tie"] else ""), r["class"], f"{r['lr']:g}",
+    rows = [[cards.plain(r["method"]) + (" †" if r["near_tie"] else ""), r["class"], f"{r['lr']:g}",
              fmt(r["rec"], 4), fmt(r["erank"], 2), f"{r['worst_train']:.1e}"]
             for r in table2_rows(summary, near_ties)]
     caption = _split_line(summary) + ("; † near-tie selection" if near_ties else "")
@@ -196,7 +189,7 @@ def table6_latex(table: pd.DataFrame, counts: pd.DataFrame, rmsprop_budget: int)
              " & & \\multicolumn{2}{c}{const} & \\multicolumn{2}{c}{decay} & \\multicolumn{2}{c}{decay-full} \\\\",
              "Method & Class & rec-sel & spd-sel & rec-sel & spd-sel & rec-sel & spd-sel \\\\", "\\midrule"]
     for method, cells in _table6_body(table, "$^\\dagger$"):
-        name = (f"RMSProp, const, $T{{=}}{rmsprop_budget}$" if method == "rmsprop@60k" else DISPLAY[method])
+        name = (f"RMSProp, const, $T{{=}}{rmsprop_budget}$" if method == "rmsprop@60k" else cards.label(method))
         klass = select.klass(method.split("@")[0])
         lines.append(f"{name} & {klass} & " + " & ".join(latex_numbers(c) for c in cells) + " \\\\")
     lines.append("\\midrule")
@@ -210,7 +203,7 @@ def table6_latex(table: pd.DataFrame, counts: pd.DataFrame, rmsprop_budget: int)
 def table6_html(table: pd.DataFrame, counts: pd.DataFrame, rmsprop_budget: int) -> str:
     rows = []
     for method, cells in _table6_body(table, " †"):
-        name = f"RMSProp, const, T={rmsprop_budget}" if method == "rmsprop@60k" else PLAIN[method]
+        name = f"RMSProp, const, T={rmsprop_budget}" if method == "rmsprop@60k" else cards.plain(method)
         rows.append([name, select.klass(method.split("@")[0]), *cells])
     header = ["Method", "Class"] + [f"{mode} {rule}" for mode in TABLE6_MODES for rule in ("rec-sel", "spd-sel")]
     caption = "; ".join(_table6_notes(counts)) + "; † selected row did not interpolate: a floor, not a bias"
@@ -235,7 +228,7 @@ def _rows_for(frame: pd.DataFrame, columns: list[tuple[str, str, int]]) -> list[
             elif isinstance(v, float) and not math.isfinite(v):
                 cells.append("--")
             else:
-                cells.append(PLAIN.get(v, str(v)) if isinstance(v, str) else str(v))
+                cells.append(cards.plain_word(v) if isinstance(v, str) else str(v))
         out.append(cells)
     return out
 
@@ -251,9 +244,6 @@ def simple_table(frame: pd.DataFrame, columns: list[tuple[str, str, int]], heade
 
 # --- Section 6 and Appendix D.5: attention twins ------------------------------------------------
 
-TWIN_OPTIMIZER = {"adam": "Adam", "sgd": "SGD", "scalar_adam": "scalar-Adam", "muon": "Muon"}
-
-
 def drift_text(value: float) -> str:
     """A drift as the paper prints it: %.1e, exact zeros as 0 (attention.md §11.1)."""
     if not math.isfinite(value):
@@ -263,7 +253,7 @@ def drift_text(value: float) -> str:
 
 def twin_label(r, latex: bool = False) -> str:
     """"Adam, gauge" / "Adam, A=I" / "Adam, noise 1e-07" for a summary row."""
-    name = TWIN_OPTIMIZER[r["optimizer"]]
+    name = cards.short(r["optimizer"])
     if r["twin"] == "identity":
         return f"{name}, $A{{=}}I$" if latex else f"{name}, A=I"
     if r["twin"] == "noise":

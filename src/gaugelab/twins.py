@@ -24,11 +24,11 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from . import optim, progress, records, runtime, tasks, transformer
+from . import cards, optim, progress, records, runtime, tasks, transformer
 from .transformer import ModelConfig, Params
 
 SCHEMA = records.TWIN_SCHEMA
-OPTIMIZERS = ("adam", "sgd", "scalar_adam", "muon")  # table order
+OPTIMIZERS = cards.twin_optimizers()  # table order: adam, sgd, scalar_adam, muon
 TWINS = ("gauge", "identity", "noise")
 NOISE_SEED = 888
 STATUS_OK, STATUS_NONFINITE = "ok", "nonfinite"

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from gaugelab import merge, suite64, twins
+from gaugelab import harness, merge, suite64, twins
 
 CFG = suite64.config("f64-mod47-L2d64h4")
 
@@ -19,7 +19,7 @@ def step0():
 def test_step0_gauge_twin_is_undone_and_the_merge_reproduces_the_base(step0):
     base, task = step0
     pair = twins.Pair.of("adam", "gauge", 42, 777)
-    b = suite64.twin_of(base, CFG, pair)
+    b = harness.twin_of(base, CFG, pair)
     rotations, residuals = merge.procrustes(base, b, CFG)
     drawn = twins.gauge_rotations(CFG, 777, torch.float64)
     assert torch.allclose(rotations, drawn.mT, atol=1e-12)  # R_h = A_hᵀ
@@ -32,7 +32,7 @@ def test_step0_gauge_twin_is_undone_and_the_merge_reproduces_the_base(step0):
 
 def test_identity_twin_aligns_to_the_identity(step0):
     base, task = step0
-    b = suite64.twin_of(base, CFG, twins.Pair.of("adam", "identity", 42))
+    b = harness.twin_of(base, CFG, twins.Pair.of("adam", "identity", 42))
     rotations, residuals = merge.procrustes(base, b, CFG)
     eye = torch.eye(CFG.hd, dtype=torch.float64).expand_as(rotations)
     assert torch.allclose(rotations, eye, atol=1e-12) and max(residuals) < 1e-14

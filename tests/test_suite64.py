@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gaugelab import cli, published, records, runtime, suite64, table9, table9_local, transformer, twins
+from gaugelab import cli, harness, published, records, runtime, suite64, table9, table9_local, transformer, twins
 from gaugelab.config import load
 from test_corpus import SHARED, needs_corpus
 
@@ -189,7 +189,7 @@ def test_an_identity_twin_that_moves_fails_the_job():
     moved = suite64.clone(base)
     moved["l0.W_V"][0, 0, 0] += 1e-12
     with pytest.raises(twins.DeterminismError, match="adam identity twin"):
-        suite64.check_identity(twins.Pair.of("adam", "identity", 42), base, moved, [0, 0.0, 0.0, 0.0])
+        harness.check_identity(twins.Pair.of("adam", "identity", 42), [0, 0.0, 0.0, 0.0], base.values(), moved.values())
 
 
 def test_the_table9_command_writes_the_workflows_records_from_worker_processes(tmp_path, small, capsys):

@@ -12,13 +12,13 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from . import cards, transformer, twins
+from . import cards, harness, transformer
 from .transformer import ModelConfig, Params
 
 
 def head_blocks(params: Params, cfg: ModelConfig, i: int, h: int) -> Tensor:
     """X = [W_Q[r_h, :] | W_K[r_h, :]] (hd × 2d) of layer i, head h, in float64 (run 0)."""
-    rows = twins.head_rows(cfg, h)
+    rows = harness.head_rows(cfg, h)
     return torch.cat([params[f"l{i}.W_Q"][0][rows], params[f"l{i}.W_K"][0][rows]], dim=1).double()
 
 
@@ -33,7 +33,7 @@ def procrustes(a: Params, b: Params, cfg: ModelConfig) -> tuple[Tensor, list[flo
             u, _, vh = torch.linalg.svd(xa @ xb.T)
             r = u @ vh
             layer.append(r)
-            residuals.append(twins.drift(r @ xb, xa))  # the same normalisation as drift (§9.1)
+            residuals.append(harness.drift(r @ xb, xa))  # the same normalisation as drift (§9.1)
         rotations.append(torch.stack(layer))
     return torch.stack(rotations), residuals
 
@@ -43,7 +43,7 @@ def align(a: Params, b: Params, cfg: ModelConfig) -> tuple[Params, list[float]]:
     model dtype); everything else of B as it is."""
     rotations, residuals = procrustes(a, b, cfg)
     out = {k: v.detach().clone() for k, v in b.items()}
-    twins.rotate_heads(out, cfg, rotations.to(b["E"].dtype), run=0)
+    harness.rotate_heads(out, cfg, rotations.to(b["E"].dtype), run=0)
     return out, residuals
 
 
@@ -53,23 +53,22 @@ def interpolate(a: Params, b: Params, alpha: float) -> Params:
 
 
 def qk(a: Params, b: Params, cfg: ModelConfig) -> list[float]:
-    both = {f"l{i}.{n}": torch.cat([a[f"l{i}.{n}"], b[f"l{i}.{n}"]]).detach()
-            for i in range(cfg.n_layer) for n in ("W_Q", "W_K")}
-    return twins.qk_drift(both, cfg)
+    """Per-head QK drift between A and B (§9.2), layer-major."""
+    return harness.qk_drift_between(a, b, cfg)
 
 
 def other_distance(a: Params, b: Params) -> float:
     """Relative Frobenius distance over every parameter but the W_Q/W_K, concatenated."""
     keys = [k for k in a if k.split(".")[-1] not in ("W_Q", "W_K")]
     flat = lambda p: torch.cat([p[k].detach().reshape(-1).double() for k in keys])
-    return twins.drift(flat(a), flat(b))
+    return harness.drift(flat(a), flat(b))
 
 
 @torch.no_grad()
 def evaluate(params: Params, cfg: ModelConfig, x: Tensor, y: Tensor) -> tuple[Tensor, float, float]:
     """Logits, mean cross-entropy and accuracy (mod: last position) on (x, y)."""
     z = transformer.forward(params, x, cfg)
-    return z[0], float(transformer.manual_loss(z, y)[0]), twins.accuracy(z[0], y)
+    return z[0], float(transformer.manual_loss(z, y)[0]), harness.accuracy(z[0], y)
 
 
 def merge_report(a: Params, b: Params, cfg: ModelConfig, x_val: Tensor, y_val: Tensor,
@@ -86,12 +85,12 @@ def merge_report(a: Params, b: Params, cfg: ModelConfig, x_val: Tensor, y_val: T
            "qk_max_aligned": max(heads_aligned), "rho_mean": sum(residuals) / len(residuals),
            "rho_max": max(residuals), "other_distance": other_distance(a, b),
            "val_loss_a": la, "val_loss_b": lb, "acc_a": acc_a, "acc_b": acc_b,
-           "drift_ab": twins.drift(za, zb), "drift_b_aligned_b": twins.drift(zb2, zb)}
+           "drift_ab": harness.drift(za, zb), "drift_b_aligned_b": harness.drift(zb2, zb)}
     for kind, partner in (("aligned", b_aligned), ("naive", b)):
         merged = interpolate(a, partner, 0.5)
         zm, lm, acc_m = evaluate(merged, cfg, x_val, y_val)
-        out.update({f"{kind}_val_loss": lm, f"{kind}_acc": acc_m, f"{kind}_drift_to_a": twins.drift(zm, za),
-                    f"{kind}_drift_to_b": twins.drift(zm, zb), f"{kind}_barrier": lm - 0.5 * (la + lb)})
+        out.update({f"{kind}_val_loss": lm, f"{kind}_acc": acc_m, f"{kind}_drift_to_a": harness.drift(zm, za),
+                    f"{kind}_drift_to_b": harness.drift(zm, zb), f"{kind}_barrier": lm - 0.5 * (la + lb)})
         if x_train is not None:
             out[f"{kind}_train_loss"] = evaluate(merged, cfg, x_train, y_train)[1]
         out[f"{kind}_curve"] = [[alpha, evaluate(interpolate(a, partner, alpha), cfg, x_val, y_val)[1]]

@@ -12,15 +12,14 @@ suite differs in
 - the **dtype** of the twin draws: gauge and noise draws follow the model dtype (float64 here).
 
 A pair is trained as the spec's loop says: per step, copy 1, then copy 2, each a separate run of
-the batched functional model (run dimension 1) with its own optimizer state. The twins, metrics
-and update rules are :mod:`gaugelab.twins`'s public pieces; only the loop is new, because
-twins.train_pair is tied to the CPU model and the mod task.
+the batched functional model (run dimension 1) with its own optimizer state. The pairs, twins,
+metrics, identity check and record are the twin harness's (:mod:`gaugelab.harness`), the update
+rules :mod:`gaugelab.twins`'s; only the loop is new, because twins.train_pair is tied to the CPU
+model and the mod task.
 
-The full-length jobs train the pairs that share copy 1 (one optimizer and init seed) together
-(:func:`train_base`): copy 1 once, beside every copy 2, as one batched program of 1 + n runs. A
-run's numbers do not depend on its batch (checked bit for bit on the CPU against
-:func:`train_pair`); on the CPU the batch itself is no faster in float64 (measured), the
-shared copy 1 is the saving, and on a GPU one process drives all the copies.
+The full-length jobs train the pairs that share copy 1 together (:func:`train_base`): copy 1
+once, beside every copy 2, as one batched program. On the CPU the batch itself is no faster in
+float64 (measured), the shared copy 1 is the saving; on a GPU one process drives all the copies.
 
 The **step-1 subset** (:func:`step1_subset`) measures steps 0 and 1 of every pair of a
 configuration in one process. Step 1 is where Adam alone moves (§12.4), and it fixes every
@@ -39,9 +38,9 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from . import corpus, progress, records, runtime, tasks, transformer, twins
+from . import corpus, harness, progress, records, runtime, tasks, transformer, twins
+from .harness import STATUS_NONFINITE, STATUS_OK, Pair
 from .transformer import ModelConfig, Params
-from .twins import DeterminismError, Pair
 
 DATA_SEED = 42
 
@@ -177,11 +176,9 @@ class Copy:
         """Forward, hand-written loss, backward, update; returns the pre-update loss. A
         non-finite loss leaves the copy untouched."""
         loss = transformer.manual_loss(transformer.forward(self.params, x, self.cfg), y)  # (1,)
-        value = float(loss.detach()[0])
-        if not torch.isfinite(loss).all():
-            return value
-        self._update(loss)
-        return value
+        if torch.isfinite(loss).all():
+            self._update(loss)
+        return float(loss.detach()[0])
 
     def logits(self, x: Tensor) -> Tensor:
         return logits(self.params, self.cfg, x)
@@ -216,36 +213,6 @@ def clone(params: Params) -> Params:
     return {k: v.detach().clone() for k, v in params.items()}
 
 
-def twin_of(base: Params, cfg: ModelConfig, pair: Pair) -> Params:
-    """Copy 2: a clone of base with the pair's twin transform (§7), draws in the model dtype."""
-    params = clone(base)
-    twins.make_twin(params, cfg, pair, run=0)
-    return params
-
-
-def qk_heads(p1: Params, p2: Params, cfg: ModelConfig) -> list[float]:
-    """Per-head QK drift r_ℓh (§9.2), layer-major."""
-    both = {f"l{i}.{n}": torch.cat([p1[f"l{i}.{n}"], p2[f"l{i}.{n}"]]).detach()
-            for i in range(cfg.n_layer) for n in ("W_Q", "W_K")}
-    with torch.no_grad():
-        return twins.qk_drift(both, cfg)
-
-
-def point(step: int, z1: Tensor, z2: Tensor, heads: list[float]) -> list:
-    return [step, twins.drift(z1, z2), sum(heads) / len(heads), max(heads)]
-
-
-def check_identity(pair: Pair, p1: Params, p2: Params, pt: list) -> None:
-    """The determinism control (§8): an identity twin is bit-identical to its base, drift and QK
-    drift exactly 0.0, or the job fails naming the pair."""
-    if pair.twin != "identity":
-        return
-    same = all(torch.equal(p1[k], p2[k]) for k in p1)
-    if not (same and pt[1] == 0.0 and pt[2] == 0.0):
-        raise DeterminismError(f"{pair}: copy 2 is not bit-identical to copy 1 at step {pt[0]} (drift {pt[1]:.3e}, "
-                               f"QK drift {pt[2]:.3e}); the harness is not deterministic")
-
-
 def mean_loss(z: Tensor, y: Tensor) -> float:
     return float(transformer.manual_loss(z[None], y)[0])
 
@@ -254,27 +221,22 @@ def learning_rate(settings: dict, cfg: ModelConfig, optimizer: str) -> float:
     return float(settings["lr"][task_kind(cfg)][optimizer])
 
 
+# The end-of-run fields of a float64 record (§9.3), in record order: accuracies for mod, the
+# full-train loss for a full mod run, the last minibatch losses for text; None where not measured.
+END_FIELDS = ("acc1", "acc2", "val_loss1", "val_loss2", "train_loss1", "train_loss2", "last_batch_loss1",
+              "last_batch_loss2")
+
+
 def record(cfg: ModelConfig, pair: Pair, settings: dict, *, steps: int, steps_done: int, curve: list,
            per_head: list, ends: dict, status: str, start: float, dtype: torch.dtype, device) -> dict:
-    """A run record (§10.5, the twin schema), with this suite's fields ``label``, ``set`` and, on
-    text, the last minibatch losses."""
-    name = str(dtype).removeprefix("torch.")
-    return {
-        "schema": records.TWIN_SCHEMA, "config": cfg.name, "label": LABELS[cfg.name],
-        "task": "text" if is_text(cfg) else f"mod{cfg.vocab_out}", "P": cfg.vocab_out,
-        "L": cfg.n_layer, "d": cfg.d, "H": cfg.n_head, "hd": cfg.hd, "mlp": cfg.mlp, "n_ctx": cfg.n_ctx,
-        "steps": steps, "steps_done": steps_done, "dtype": name, "device": str(device),
-        "optimizer": pair.optimizer, "lr": learning_rate(settings, cfg, pair.optimizer),
-        "lr_aux": float(settings["lr_aux"]) if pair.optimizer == "muon" else None,
-        "twin": pair.twin, "init_seed": pair.init_seed, "twin_seed": pair.twin_seed, "sigma": pair.sigma,
-        "data_seed": DATA_SEED, "curve": curve, "per_head_final": per_head,
-        "acc1": ends.get("acc1"), "acc2": ends.get("acc2"), "val_loss1": ends["val_loss1"],
-        "val_loss2": ends["val_loss2"], "train_loss1": ends.get("train_loss1"), "train_loss2": ends.get("train_loss2"),
-        "last_batch_loss1": ends.get("last_batch_loss1"), "last_batch_loss2": ends.get("last_batch_loss2"),
-        "status": status, "identity_exact": True if pair.twin == "identity" else None,
-        "wall_s": round(time.perf_counter() - start, 3), "env": runtime.environment(name, device),
-        "provenance": provenance(cfg.name, pair, settings, steps),
-    }
+    """A run record (harness.record), with this suite's fields ``label`` and, on text, the last
+    minibatch losses."""
+    return harness.record(
+        pair, cfg, task="text" if is_text(cfg) else f"mod{cfg.vocab_out}", label=LABELS[cfg.name], steps=steps,
+        steps_done=steps_done, dtype=dtype, device=device, lr=learning_rate(settings, cfg, pair.optimizer),
+        lr_aux=settings.get("lr_aux"), data_seed=DATA_SEED, curve=curve, per_head=per_head,
+        ends={k: ends.get(k) for k in END_FIELDS}, status=status, start=start,
+        provenance=provenance(cfg.name, pair, settings, steps))
 
 
 def run_settings(model: str, settings: dict, optimizer: str) -> dict:
@@ -291,9 +253,7 @@ def run_settings(model: str, settings: dict, optimizer: str) -> dict:
 def provenance(model: str, pair: Pair, settings: dict, steps: int) -> dict:
     """A float64 pair record's provenance (records.provenance); the workflow computes the same to
     check a record it finds: a step-1 record is never taken for a full-length one."""
-    what = {"config": model, "optimizer": pair.optimizer, "twin": pair.twin, "init_seed": pair.init_seed,
-            "twin_seed": pair.twin_seed, "sigma": float(pair.sigma), "steps": int(steps)}
-    return records.provenance(what, run_settings(model, settings, pair.optimizer))
+    return harness.provenance(model, pair, steps, run_settings(model, settings, pair.optimizer))
 
 
 def step1_provenance(model: str, settings: dict, pairs: list[Pair]) -> dict:
@@ -307,16 +267,24 @@ def step1_provenance(model: str, settings: dict, pairs: list[Pair]) -> dict:
 def end_metrics(task: Task, z1: Tensor, z2: Tensor) -> dict:
     ends = {"val_loss1": mean_loss(z1, task.y_val), "val_loss2": mean_loss(z2, task.y_val)}
     if task.kind == "mod":
-        ends.update(acc1=twins.accuracy(z1, task.y_val), acc2=twins.accuracy(z2, task.y_val))
+        ends.update(acc1=harness.accuracy(z1, task.y_val), acc2=harness.accuracy(z2, task.y_val))
     return ends
 
 
-# --- a full pair (§6.1, §9.7) -------------------------------------------------------------------
+def measure(pair: Pair, cfg: ModelConfig, step: int, z1: Tensor, z2: Tensor, p1: Params, p2: Params) -> list:
+    """A checkpoint of a pair whose copies are models of their own (harness.point), an identity
+    twin checked bit for bit (harness.check_identity)."""
+    pt = harness.point(step, z1, z2, harness.qk_drift_between(p1, p2, cfg))
+    harness.check_identity(pair, pt, p1.values(), (p2[k] for k in p1))
+    return pt
+
+
+# --- full-length pairs (§6.1, §9.7) -------------------------------------------------------------
 
 
 def checkpoints(steps: int, marks=CHECKPOINTS) -> list[int]:
     """Table 9's checkpoints up to ``steps`` (§9.7): the CPU twins' rule with the float64 marks."""
-    return twins.checkpoints({"steps": steps, "checkpoints": marks})
+    return harness.checkpoints(steps, marks)
 
 
 def train_pair(pair: Pair, cfg: ModelConfig, task: Task, settings: dict, *, steps: int | None = None,
@@ -331,54 +299,17 @@ def train_copies(pair: Pair, cfg: ModelConfig, task: Task, settings: dict, *, st
                  dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu") -> tuple[dict, Params, Params]:
     """:func:`train_pair`, also returning the final parameters of copy 1 and copy 2 (the merging
     extension's inputs)."""
-    start = time.perf_counter()
-    steps = STEPS[cfg.name] if steps is None else steps
-    base = initial_params(cfg, pair.init_seed, dtype, device)
-    lr = learning_rate(settings, cfg, pair.optimizer)
-    c1 = Copy(clone(base), cfg, pair.optimizer, lr, settings)
-    c2 = Copy(twin_of(base, cfg, pair), cfg, pair.optimizer, lr, settings)
-    marks, curve, status, done, last = set(checkpoints(steps)), [], twins.STATUS_OK, 0, (None, None)
-
-    def evaluate(step: int) -> tuple[Tensor, Tensor]:
-        z1, z2 = c1.logits(task.x_val), c2.logits(task.x_val)
-        pt = point(step, z1, z2, qk_heads(c1.params, c2.params, cfg))
-        check_identity(pair, c1.params, c2.params, pt)
-        curve.append(pt)
-        return z1, z2
-
-    z1, z2 = evaluate(0)
-    shown = progress.Progress(f"{cfg.name} {pair}", 1, steps)
-    for step in range(1, steps + 1):
-        shown.update(step - 1, 0)
-        x, y = task.batch(step)
-        last = (c1.step(x, y), c2.step(x, y))
-        if not math.isfinite(last[1]):  # copy 2's loss (§6.1)
-            status = twins.STATUS_NONFINITE
-            break
-        done = step
-        if step in marks:
-            z1, z2 = evaluate(step)
-    shown.finish(done)
-    if curve[-1][0] != done:
-        z1, z2 = evaluate(done)
-    ends = end_metrics(task, z1, z2)
-    if task.kind == "mod":
-        ends.update(train_loss1=mean_loss(c1.logits(task.x_train), task.y_train),
-                    train_loss2=mean_loss(c2.logits(task.x_train), task.y_train))
-    else:
-        ends.update(last_batch_loss1=last[0], last_batch_loss2=last[1])
-    rec = record(cfg, pair, settings, steps=steps, steps_done=done, curve=curve,
-                 per_head=qk_heads(c1.params, c2.params, cfg), ends=ends, status=status, start=start,
-                 dtype=dtype, device=device)
-    return rec, clone(c1.params), clone(c2.params)
+    (rec,), copies = _train([pair], cfg, task, settings, steps, dtype, device, batched=False)
+    return rec, clone(copies[0].params), clone(copies[1].params)
 
 
-# --- the pairs of one copy 1, batched -----------------------------------------------------------
-
-
-def runs_of(params: Params, run: int) -> Params:
-    """Run ``run`` of batched parameters, as a run dimension of 1 (a view)."""
-    return {k: v[run : run + 1] for k, v in params.items()}
+def train_base(pairs: list[Pair], cfg: ModelConfig, task: Task, settings: dict, *, steps: int | None = None,
+               dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu", log=None) -> list[dict]:
+    """:func:`train_pair` for pairs that share copy 1 (harness.base_of: one optimizer and init
+    seed), their records in order: copy 1 once, beside copy 2 of every pair, as one batched program
+    of 1 + len(pairs) runs on the same batch tensors. Each run's numbers are those of its copy
+    trained alone (``tests/test_suite64.py`` checks the records bit for bit on the CPU)."""
+    return _train(pairs, cfg, task, settings, steps, dtype, device, batched=True, log=log)[0]
 
 
 def split_copies(batch: Copy, settings: dict, optimizer: str) -> list[Copy]:
@@ -393,41 +324,41 @@ def split_copies(batch: Copy, settings: dict, optimizer: str) -> list[Copy]:
     return copies
 
 
-def train_base(pairs: list[Pair], cfg: ModelConfig, task: Task, settings: dict, *, steps: int | None = None,
-               dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu", log=None) -> list[dict]:
-    """:func:`train_pair` for pairs that share copy 1 (twins.base_of: one optimizer and init seed),
-    their records in order: copy 1 once, beside copy 2 of every pair, as one batched program of
-    1 + len(pairs) runs on the same batch tensors. Each run's numbers are those of its copy trained
-    alone (``tests/test_suite64.py`` checks the records bit for bit on the CPU). At the first
-    non-finite loss of any run the batch becomes one Copy per run, and the steps go on as
-    :func:`train_pair` takes them (copy 1, then each copy 2; a pair ends at its copy 2's)."""
+def _train(pairs: list[Pair], cfg: ModelConfig, task: Task, settings: dict, steps: int | None, dtype: torch.dtype,
+           device: torch.device | str, *, batched: bool, log=None) -> tuple[list[dict], list[Copy] | None]:
+    """The loop of pairs that share copy 1: their records, and the copies (copy 1, then each
+    pair's copy 2) if the loop went copy by copy. ``batched``: every run as one program while
+    every loss is finite; from the first non-finite loss of any run (or from the start, if not
+    ``batched``) one Copy per run, stepped as the spec's loop says (copy 1, then each copy 2; a
+    pair ends at its copy 2's non-finite loss)."""
     start = time.perf_counter()
-    if not pairs or len({twins.base_of(p) for p in pairs}) != 1 or len(set(pairs)) != len(pairs):
-        raise ValueError(f"one batch is distinct pairs of one optimizer and init seed: {[str(p) for p in pairs]}")
+    optimizer, init_seed = harness.one_base(pairs)
     steps = STEPS[cfg.name] if steps is None else steps
-    optimizer, init_seed = twins.base_of(pairs[0])
     base = initial_params(cfg, init_seed, dtype, device)
     lr = learning_rate(settings, cfg, optimizer)
-    batch = Copy({k: torch.cat([base[k]] + [twin_of(base, cfg, p)[k] for p in pairs]) for k in base}, cfg,
-                 optimizer, lr, settings)
-    copies: list[Copy] | None = None  # after a non-finite loss: copy 1, then each pair's copy 2
+    seconds = [harness.twin_of(base, cfg, p) for p in pairs]  # each pair's copy 2
+    batch, copies = None, None  # copies: copy 1, then each pair's copy 2
+    if batched:
+        batch = Copy({k: torch.cat([base[k]] + [c[k] for c in seconds]) for k in base}, cfg, optimizer, lr, settings)
+    else:
+        copies = [Copy(p, cfg, optimizer, lr, settings) for p in [clone(base), *seconds]]
     marks, curves, out = set(checkpoints(steps)), [[] for _ in pairs], [None] * len(pairs)
     alive, done, last = list(range(len(pairs))), [0] * len(pairs), [(None, None)] * len(pairs)
     z: list = [None] * len(pairs)  # each pair's (copy 1, copy 2) logits on the validation inputs at its last point
 
     def params(run: int) -> Params:
-        return runs_of(batch.params, run) if copies is None else copies[run].params
+        """Run ``run``'s parameters, a run dimension of 1 (of the batch: a view)."""
+        return {k: v[run : run + 1] for k, v in batch.params.items()} if copies is None else copies[run].params
 
+    @torch.no_grad()
     def evaluate(step: int, which: list[int]) -> None:
         if copies is None:
-            zs = logits_batch(batch.params, cfg, task.x_val)  # (1 + len(pairs), N_val, ...)
+            zs = transformer.forward(batch.params, task.x_val, cfg)  # (1 + len(pairs), N_val, ...)
         else:
             zs = {0: copies[0].logits(task.x_val), **{1 + i: copies[1 + i].logits(task.x_val) for i in which}}
         for i in which:
             z[i] = (zs[0], zs[1 + i])
-            pt = point(step, *z[i], qk_heads(params(0), params(1 + i), cfg))
-            check_identity(pairs[i], params(0), params(1 + i), pt)
-            curves[i].append(pt)
+            curves[i].append(measure(pairs[i], cfg, step, *z[i], params(0), params(1 + i)))
 
     def finish(i: int, status: str) -> None:
         if curves[i][-1][0] != done[i]:
@@ -439,13 +370,13 @@ def train_base(pairs: list[Pair], cfg: ModelConfig, task: Task, settings: dict, 
         else:
             ends.update(last_batch_loss1=last[i][0], last_batch_loss2=last[i][1])
         out[i] = record(cfg, pairs[i], settings, steps=steps, steps_done=done[i], curve=curves[i],
-                        per_head=qk_heads(params(0), params(1 + i), cfg), ends=ends, status=status, start=start,
-                        dtype=dtype, device=device)
+                        per_head=harness.qk_drift_between(params(0), params(1 + i), cfg), ends=ends, status=status,
+                        start=start, dtype=dtype, device=device)
         if log is not None:
             log(pairs[i], out[i])
 
     evaluate(0, alive)
-    shown = progress.Progress(f"{cfg.name} {pairs[0].optimizer} init {pairs[0].init_seed}", len(pairs), steps)
+    shown = progress.Progress(f"{cfg.name} {optimizer} init {init_seed}", len(pairs), steps)
     for step in range(1, steps + 1):
         x, y = task.batch(step)
         losses = batch.try_step(x, y) if copies is None else None
@@ -458,7 +389,7 @@ def train_base(pairs: list[Pair], cfg: ModelConfig, task: Task, settings: dict, 
             last[i] = (losses[0], losses[1 + i])
             if not math.isfinite(losses[1 + i]):  # copy 2's loss (§6.1)
                 alive.remove(i)
-                finish(i, twins.STATUS_NONFINITE)
+                finish(i, STATUS_NONFINITE)
             else:
                 done[i] = step
         if not alive:
@@ -467,14 +398,9 @@ def train_base(pairs: list[Pair], cfg: ModelConfig, task: Task, settings: dict, 
         if step in marks:
             evaluate(step, alive)
     for i in alive:
-        finish(i, twins.STATUS_OK)
+        finish(i, STATUS_OK)
     shown.finish(step)
-    return out
-
-
-@torch.no_grad()
-def logits_batch(params: Params, cfg: ModelConfig, x: Tensor) -> Tensor:
-    return transformer.forward(params, x, cfg)
+    return out, copies
 
 
 # --- the step-1 subset (§14: cheap structural checks) --------------------------------------------
@@ -507,25 +433,22 @@ def step1_subset(cfg: ModelConfig, task: Task, pairs: list[Pair], settings: dict
                                                c1.logits(task.x_val), loss1)
         twin_key = (pair.twin, init, pair.twin_seed, pair.sigma)
         if twin_key not in twin0:
-            p2 = twin_of(bases[init], cfg, pair)
+            p2 = harness.twin_of(bases[init], cfg, pair)
             twin0[twin_key] = (p2, logits(p2, cfg, task.x_val))
         p2_0, z2_0 = twin0[twin_key]
         c2 = Copy(clone(p2_0), cfg, pair.optimizer, lr, settings)
         loss2 = c2.step(*task.batch(1))
         z2 = c2.logits(task.x_val)
         p1, z1, loss1 = stepped[(pair.optimizer, init)]
-        curve = [point(0, z_base[init], z2_0, qk_heads(bases[init], p2_0, cfg))]
-        check_identity(pair, bases[init], p2_0, curve[0])
-        curve.append(point(1, z1, z2, qk_heads(p1, c2.params, cfg)))
-        check_identity(pair, p1, c2.params, curve[1])
+        curve = [measure(pair, cfg, 0, z_base[init], z2_0, bases[init], p2_0),
+                 measure(pair, cfg, 1, z1, z2, p1, c2.params)]
         finite = math.isfinite(loss2)
         ends = end_metrics(task, z1, z2)
         if task.kind == "text":
             ends.update(last_batch_loss1=loss1, last_batch_loss2=loss2)
         rec = record(cfg, pair, settings, steps=1, steps_done=1 if finite else 0, curve=curve,
-                     per_head=qk_heads(p1, c2.params, cfg), ends=ends,
-                     status=twins.STATUS_OK if finite else twins.STATUS_NONFINITE, start=start, dtype=dtype,
-                     device=device)
+                     per_head=harness.qk_drift_between(p1, c2.params, cfg), ends=ends,
+                     status=STATUS_OK if finite else STATUS_NONFINITE, start=start, dtype=dtype, device=device)
         rec["set"] = "step1"
         out.append(rec)
         log(f"{cfg.name} {pair}: drift step 0 {curve[0][1]:.3e}, step 1 {curve[1][1]:.3e}, "

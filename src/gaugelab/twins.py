@@ -10,155 +10,47 @@ compared on the validation inputs at checkpoints:
   (drift exactly 0.0): the determinism control. The job fails otherwise, naming the pair.
 - **noise** twin: i.i.d. Gaussian noise of scale σ on every entry of W_Q and W_K, same basis.
 
-The two copies advance as one batched program (a leading run dimension of 2; see
-:mod:`gaugelab.transformer`). Every operation acts on each run separately, so a copy's numbers
-are bit-identical to the same copy trained alone (``tests/test_twins.py`` checks this).
+The pairs, twin constructions, metrics, identity check and record are the twin harness's
+(:mod:`gaugelab.harness`, shared with Table 9's float64 suite). This module holds what the CPU
+set does its own way: the model and task settings, the update rules, and the loop. The two copies
+advance as one batched program (a leading run dimension of 2; see :mod:`gaugelab.transformer`).
+Every operation acts on each run separately, so a copy's numbers are bit-identical to the same
+copy trained alone (``tests/test_twins.py`` checks this).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
-from . import cards, optim, progress, records, runtime, tasks, transformer
+from . import cards, harness, optim, progress, records, runtime, tasks, transformer
+from .harness import (  # noqa: F401 (the harness's pieces, reached as twins.* by Section 6's callers)
+    NOISE_SEED,
+    STATUS_NONFINITE,
+    STATUS_OK,
+    TWINS,
+    DeterminismError,
+    Pair,
+    accuracy,
+    add_noise,
+    base_of,
+    by_base,
+    drift,
+    gauge_rotations,
+    head_rows,
+    make_twin,
+    parse_variant,
+    qk_drift,
+    qk_invariants,
+    rotate_heads,
+)
 from .transformer import ModelConfig, Params
 
 SCHEMA = records.TWIN_SCHEMA
 OPTIMIZERS = cards.twin_optimizers()  # table order: adam, sgd, scalar_adam, muon
-TWINS = ("gauge", "identity", "noise")
-NOISE_SEED = 888
-STATUS_OK, STATUS_NONFINITE = "ok", "nonfinite"
-
-
-class DeterminismError(RuntimeError):
-    """An identity twin that left its base: the harness is not deterministic."""
-
-
-@dataclass(frozen=True)
-class Pair:
-    """The key of one twin run (§10): with the settings, it determines the run completely."""
-
-    optimizer: str
-    twin: str
-    init_seed: int
-    twin_seed: int      # the gauge seed; 888 for noise; 0 for identity
-    sigma: float = 0.0  # noise scale (noise twins only)
-
-    def __post_init__(self):
-        if self.optimizer not in OPTIMIZERS:
-            raise ValueError(f"unknown twin optimizer {self.optimizer!r}; use one of {OPTIMIZERS}")
-        if self.twin not in TWINS:
-            raise ValueError(f"unknown twin {self.twin!r}; use one of {TWINS}")
-        if (self.twin == "noise") != (self.sigma > 0):
-            raise ValueError(f"{self.twin} twin with sigma {self.sigma}: only noise twins have sigma > 0")
-
-    @classmethod
-    def of(cls, optimizer: str, twin: str, init: int, seed: int | None = None, sigma: float = 0.0) -> "Pair":
-        """A pair with the protocol's twin seed filled in (0 for identity, 888 for noise)."""
-        default = {"identity": 0, "noise": NOISE_SEED}.get(twin)
-        if seed is None and default is None:
-            raise ValueError(f"a {twin} twin needs its twin seed (the seed of the gauge draw)")
-        return cls(optimizer, twin, int(init), int(default if seed is None else seed), float(sigma))
-
-    @property
-    def variant(self) -> str:
-        """The twin with its scale: ``gauge``, ``identity``, ``noise1e-07`` (a path component)."""
-        return f"noise{self.sigma:g}" if self.twin == "noise" else self.twin
-
-    def __str__(self) -> str:
-        return f"{self.optimizer} {self.variant} twin (init {self.init_seed}, twin seed {self.twin_seed})"
-
-
-def parse_variant(variant: str) -> tuple[str, float]:
-    """Inverse of :attr:`Pair.variant`: ``noise1e-07`` -> ("noise", 1e-7)."""
-    if variant.startswith("noise"):
-        return "noise", float(variant[len("noise"):])
-    return variant, 0.0
-
-
-# --- twin construction (§7): copy 2 is run 1 of the stacked parameters -------------------------
-
-
-def head_rows(cfg: ModelConfig, h: int) -> slice:
-    """Head h owns rows h·hd … (h+1)·hd − 1 of the (out, in) W_Q and W_K (§3.1)."""
-    return slice(h * cfg.hd, (h + 1) * cfg.hd)
-
-
-def gauge_rotations(cfg: ModelConfig, seed: int, dtype: torch.dtype) -> Tensor:
-    """A (L, H, hd, hd): Q factors of randn(hd, hd) drawn in L0H0, L0H1, … order from one CPU
-    generator seeded ``seed``, with no sign fix (det A may be −1). The dtype picks the stream."""
-    gen = torch.Generator().manual_seed(seed)
-    draws = [[torch.linalg.qr(torch.randn(cfg.hd, cfg.hd, generator=gen, dtype=dtype), mode="reduced").Q
-              for _ in range(cfg.n_head)] for _ in range(cfg.n_layer)]
-    return torch.stack([torch.stack(layer) for layer in draws])
-
-
-@torch.no_grad()
-def rotate_heads(params: Params, cfg: ModelConfig, rotations: Tensor, run: int = 1) -> None:
-    """In place: W_Q[r_h] ← A W_Q[r_h] and W_K[r_h] ← A W_K[r_h] (the same A) for every head of
-    every layer of run ``run``. Left multiplication of the row block: never the input side."""
-    for i in range(cfg.n_layer):
-        for h in range(cfg.n_head):
-            rows, a = head_rows(cfg, h), rotations[i, h].to(params["E"].device)
-            for name in ("W_Q", "W_K"):
-                w = params[f"l{i}.{name}"][run]
-                w[rows] = a @ w[rows]
-
-
-@torch.no_grad()
-def add_noise(params: Params, cfg: ModelConfig, sigma: float, seed: int = NOISE_SEED, run: int = 1) -> None:
-    """In place: per layer, W_Q += σ·randn(d, d), then W_K += σ·randn(d, d), one CPU generator."""
-    gen = torch.Generator().manual_seed(seed)
-    for i in range(cfg.n_layer):
-        for name in ("W_Q", "W_K"):
-            w = params[f"l{i}.{name}"][run]
-            w += sigma * torch.randn(cfg.d, cfg.d, generator=gen, dtype=w.dtype).to(w.device)
-
-
-def make_twin(params: Params, cfg: ModelConfig, pair: Pair, run: int = 1) -> None:
-    """Apply the pair's twin transform to run ``run`` (copy 2), in place."""
-    dtype = params["E"].dtype
-    if pair.twin == "gauge":
-        rotate_heads(params, cfg, gauge_rotations(cfg, pair.twin_seed, dtype), run)
-    elif pair.twin == "identity":
-        eye = torch.eye(cfg.hd, dtype=dtype).expand(cfg.n_layer, cfg.n_head, cfg.hd, cfg.hd)
-        rotate_heads(params, cfg, eye, run)  # the multiplication is performed; it is exact
-    else:
-        add_noise(params, cfg, pair.sigma, pair.twin_seed, run)
-
-
-# --- metrics (§9) -------------------------------------------------------------------------------
-
-
-@torch.no_grad()
-def drift(z1: Tensor, z2: Tensor) -> float:
-    """‖z₁ − z₂‖_F / (½(‖z₁‖_F + ‖z₂‖_F) + 1e-12), one norm over the whole tensor; in [0, 2]."""
-    norm = lambda x: float(torch.linalg.vector_norm(x))
-    return norm(z1 - z2) / (0.5 * (norm(z1) + norm(z2)) + 1e-12)
-
-
-@torch.no_grad()
-def qk_invariants(params: Params, cfg: ModelConfig, run: int) -> Tensor:
-    """M_ℓh = (W_Q[r_h])ᵀ W_K[r_h], the d×d per-head invariant: (L, H, d, d)."""
-    out = []
-    for i in range(cfg.n_layer):
-        wq, wk = params[f"l{i}.W_Q"][run], params[f"l{i}.W_K"][run]
-        out.append(torch.stack([wq[head_rows(cfg, h)].T @ wk[head_rows(cfg, h)] for h in range(cfg.n_head)]))
-    return torch.stack(out)
-
-
-def qk_drift(params: Params, cfg: ModelConfig, run: int = 1) -> list[float]:
-    """r_ℓh = drift(M¹_ℓh, M²_ℓh) for every head, layer-major (L·H values); copy 2 is run ``run``."""
-    m1, m2 = qk_invariants(params, cfg, 0), qk_invariants(params, cfg, run)
-    return [drift(a, b) for a, b in zip(m1.flatten(0, 1), m2.flatten(0, 1))]
-
-
-def accuracy(logits: Tensor, labels: Tensor) -> float:
-    return float((logits.argmax(dim=-1) == labels).to(torch.float64).mean())
 
 
 # --- optimizers (§6) ----------------------------------------------------------------------------
@@ -187,8 +79,7 @@ def model_config(settings: dict) -> ModelConfig:
 
 def checkpoints(settings: dict) -> list[int]:
     """The configured checkpoints up to the step budget, with step 0 and the last step."""
-    steps = settings["steps"]
-    return sorted({0, steps} | {s for s in settings["checkpoints"] if s <= steps})
+    return harness.checkpoints(settings["steps"], settings["checkpoints"])
 
 
 def _flatten(tensors: list[Tensor]) -> Tensor:
@@ -238,20 +129,6 @@ def _update(leaves: list[Tensor], losses: Tensor, rule: optim.Rule, state: optim
     return state
 
 
-def base_of(pair: Pair) -> tuple[str, int]:
-    """What a pair's copy 1 depends on besides the settings: its optimizer and init seed. Pairs
-    that share it share copy 1, which :func:`train_base` trains once for all of them."""
-    return pair.optimizer, pair.init_seed
-
-
-def by_base(pairs: list[Pair]) -> dict[tuple[str, int], list[Pair]]:
-    """The pairs, each once, grouped by :func:`base_of`; groups and pairs in first-listed order."""
-    groups: dict[tuple[str, int], list[Pair]] = {}
-    for pair in dict.fromkeys(pairs):
-        groups.setdefault(base_of(pair), []).append(pair)
-    return groups
-
-
 def train_pair(pair: Pair, settings: dict, *, threads: int | None = None, device: str = "cpu") -> dict:
     """Train one pair and return its run record (§10.5): :func:`train_base` of the pair alone."""
     return train_base([pair], settings, threads=threads, device=device)[0]
@@ -271,13 +148,11 @@ def train_base(pairs: list[Pair], settings: dict, *, threads: int | None = None,
     ``log``, if given, is called with each finished pair and its record.
     """
     start = time.perf_counter()
-    if not pairs or len({base_of(p) for p in pairs}) != 1 or len(set(pairs)) != len(pairs):
-        raise ValueError(f"one batch is distinct pairs of one optimizer and init seed: {[str(p) for p in pairs]}")
+    optimizer, init_seed = harness.one_base(pairs)
     dev = runtime.configure(threads=threads, device=device)
     cfg = model_config(settings)
     split = tasks.modular_addition(cfg.vocab_out, settings["data_seed"], settings["train_fraction"])
     x_train, y_train, x_val, y_val = (t.to(dev) for t in (split.x_train, split.y_train, split.x_val, split.y_val))
-    optimizer, init_seed = base_of(pairs[0])
     base = transformer.initial_params(cfg, init_seed)
     params = {k: v.to(dev) for k, v in transformer.stack([base] * (1 + len(pairs))).items()}  # copy 1, copy 2s
     for run, pair in enumerate(pairs, 1):
@@ -294,14 +169,8 @@ def train_base(pairs: list[Pair], settings: dict, *, threads: int | None = None,
         z = transformer.forward(params, x_val, cfg)  # (1 + len(alive), N_val, P)
         for i in which:
             run = 1 + alive.index(i)
-            heads = qk_drift(params, cfg, run)
-            point = [step, drift(z[0], z[run]), sum(heads) / len(heads), max(heads)]
-            if pairs[i].twin == "identity":
-                same = all(torch.equal(p[0], p[run]) for p in params.values())
-                if not (same and point[1] == 0.0 and point[2] == 0.0):
-                    raise DeterminismError(f"{pairs[i]}: copy 2 is not bit-identical to copy 1 at step {step} "
-                                           f"(drift {point[1]:.3e}, QK drift {point[2]:.3e}); the harness is "
-                                           "not deterministic")
+            point = harness.point(step, z[0], z[run], qk_drift(params, cfg, run))
+            harness.check_identity(pairs[i], point, (p[0] for p in params.values()), (p[run] for p in params.values()))
             curves[i].append(point)
             z_last[i] = torch.stack([z[0], z[run]])  # (2, N_val, P): the pair's own batch
 
@@ -315,11 +184,17 @@ def train_base(pairs: list[Pair], settings: dict, *, threads: int | None = None,
         for i in which:
             run = 1 + alive.index(i)
             z_val = z_last[i]
+            val_losses, train_losses = transformer.loss(z_val, y_val), transformer.loss(z_train[[0, run]], y_train)
             ends = {"acc1": accuracy(z_val[0], y_val), "acc2": accuracy(z_val[1], y_val),
-                    "val_losses": transformer.loss(z_val, y_val),
-                    "train_losses": transformer.loss(z_train[[0, run]], y_train)}
-            out[i] = _record(pairs[i], cfg, settings, lr, str(params["E"].dtype).removeprefix("torch."), dev,
-                             curves[i], last, qk_drift(params, cfg, run), ends, start)
+                    "val_loss1": float(val_losses[0]), "val_loss2": float(val_losses[1]),
+                    "train_loss1": float(train_losses[0]), "train_loss2": float(train_losses[1])}
+            # wall_s is the batch's time so far: the pairs of one base share their wall time
+            out[i] = harness.record(
+                pairs[i], cfg, task=f"mod{cfg.vocab_out}", steps=steps, steps_done=last, dtype=params["E"].dtype,
+                device=dev, lr=lr, lr_aux=settings.get("lr_aux"), data_seed=settings["data_seed"], curve=curves[i],
+                per_head=qk_drift(params, cfg, run), ends=ends,
+                status=STATUS_OK if last == steps else STATUS_NONFINITE, start=start,
+                provenance=provenance(pairs[i], settings))
             if log is not None:
                 log(pairs[i], out[i])
 
@@ -353,32 +228,6 @@ def train_base(pairs: list[Pair], settings: dict, *, threads: int | None = None,
     return out
 
 
-def _record(pair: Pair, cfg: ModelConfig, settings: dict, lr: float, dtype: str, dev, curve: list, last: int,
-            per_head: list[float], ends: dict, start: float) -> dict:
-    """A pair's run record (§10.5, the twin schema)."""
-    val_losses, train_losses = ends["val_losses"], ends["train_losses"]
-    return {
-        "schema": SCHEMA, "config": cfg.name, "task": f"mod{cfg.vocab_out}", "P": cfg.vocab_out,
-        "L": cfg.n_layer, "d": cfg.d, "H": cfg.n_head, "hd": cfg.hd, "mlp": cfg.mlp, "n_ctx": cfg.n_ctx,
-        "steps": settings["steps"], "steps_done": last, "dtype": dtype, "device": str(dev),
-        "optimizer": pair.optimizer, "lr": float(lr),
-        "lr_aux": float(settings["lr_aux"]) if pair.optimizer == "muon" else None,
-        "twin": pair.twin, "init_seed": pair.init_seed, "twin_seed": pair.twin_seed, "sigma": pair.sigma,
-        "data_seed": settings["data_seed"],
-        "curve": curve, "per_head_final": per_head,
-        "acc1": ends["acc1"], "acc2": ends["acc2"],
-        "val_loss1": float(val_losses[0]), "val_loss2": float(val_losses[1]),
-        "train_loss1": float(train_losses[0]), "train_loss2": float(train_losses[1]),
-        # every checkpoint of an identity twin was checked bit for bit (else DeterminismError)
-        "status": STATUS_OK if last == settings["steps"] else STATUS_NONFINITE,
-        "identity_exact": True if pair.twin == "identity" else None,
-        # the batch's time so far: the pairs of one base share their wall time
-        "wall_s": round(time.perf_counter() - start, 3),
-        "env": runtime.environment(dtype, dev),
-        "provenance": provenance(pair, settings),
-    }
-
-
 def run_settings(settings: dict, optimizer: str) -> dict:
     """Every setting of the ``twins`` block that determines one optimizer's pairs (the other
     optimizers' learning rates, the run sets and the D.5 threshold do not)."""
@@ -392,7 +241,5 @@ def run_settings(settings: dict, optimizer: str) -> dict:
 def provenance(pair: Pair, settings: dict) -> dict:
     """A pair record's provenance (records.provenance); the workflow computes the same to check a
     record it finds at the pair's path."""
-    what = {"config": model_config(settings).name, "optimizer": pair.optimizer, "twin": pair.twin,
-            "init_seed": pair.init_seed, "twin_seed": pair.twin_seed, "sigma": float(pair.sigma),
-            "steps": int(settings["steps"])}
-    return records.provenance(what, run_settings(settings, pair.optimizer))
+    return harness.provenance(model_config(settings).name, pair, settings["steps"],
+                              run_settings(settings, pair.optimizer))

@@ -62,7 +62,7 @@ class Pair:
             raise ValueError(f"{self.twin} twin with sigma {self.sigma}: only noise twins have sigma > 0")
 
     @classmethod
-    def of(cls, optimizer: str, twin: str, init: int, seed: int | None = None, sigma: float = 0.0) -> "Pair":
+    def of(cls, optimizer: str, twin: str, init: int, seed: int | None = None, sigma: float = 0.0) -> Pair:
         """A pair with the protocol's twin seed filled in (0 for identity, 888 for noise)."""
         default = {"identity": 0, "noise": NOISE_SEED}.get(twin)
         if seed is None and default is None:

@@ -53,7 +53,8 @@ class Pair:
     sigma: float = 0.0  # noise scale (noise twins only)
 
     def __post_init__(self):
-        from .twins import OPTIMIZERS  # the optimizer names live with the Section 6 twins
+        # the optimizer names live with the Section 6 twins (a late import: twins imports this module)
+        from .twins import OPTIMIZERS
 
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"unknown twin optimizer {self.optimizer!r}; use one of {OPTIMIZERS}")
@@ -63,7 +64,7 @@ class Pair:
             raise ValueError(f"{self.twin} twin with sigma {self.sigma}: only noise twins have sigma > 0")
 
     @classmethod
-    def of(cls, optimizer: str, twin: str, init: int, seed: int | None = None, sigma: float = 0.0) -> "Pair":
+    def of(cls, optimizer: str, twin: str, init: int, seed: int | None = None, sigma: float = 0.0) -> Pair:
         """A pair with the protocol's twin seed filled in (0 for identity, 888 for noise)."""
         default = {"identity": 0, "noise": NOISE_SEED}.get(twin)
         if seed is None and default is None:

@@ -28,8 +28,25 @@ from torch import Tensor
 
 from . import harness, optim, progress, records, runtime, tasks, transformer
 from .harness import (  # noqa: F401 (the harness's pieces, reached as twins.* by Section 6's callers)
-    NOISE_SEED, STATUS_NONFINITE, STATUS_OK, TWINS, DeterminismError, Pair, accuracy, add_noise, base_of, by_base,
-    drift, gauge_rotations, head_rows, make_twin, parse_variant, qk_drift, qk_invariants, rotate_heads)
+    NOISE_SEED,
+    STATUS_NONFINITE,
+    STATUS_OK,
+    TWINS,
+    DeterminismError,
+    Pair,
+    accuracy,
+    add_noise,
+    base_of,
+    by_base,
+    drift,
+    gauge_rotations,
+    head_rows,
+    make_twin,
+    parse_variant,
+    qk_drift,
+    qk_invariants,
+    rotate_heads,
+)
 from .transformer import ModelConfig, Params
 
 SCHEMA = records.TWIN_SCHEMA

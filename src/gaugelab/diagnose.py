@@ -91,7 +91,7 @@ from typing import Callable, Protocol, Sequence
 import torch
 from torch import Tensor
 
-from . import gauge, optim, progress, records, runner, runtime, sensing
+from . import gauge, harness, optim, progress, records, runner, runtime, sensing
 
 SCHEMA = records.DIAGNOSE_SCHEMA
 RATIO = 100.0
@@ -489,18 +489,7 @@ def resolve(source, **options) -> OptimizerSpec:
 
 COPIES = ("base", "gauge", "identity", "noise")
 TWINS = ("gauge", "identity", "noise")
-
-
-_BITS = {torch.float64: torch.int64, torch.float32: torch.int32, torch.float16: torch.int16,
-         torch.bfloat16: torch.int16}
-
-
-def bit_identical(a: Sequence[Tensor], b: Sequence[Tensor]) -> bool:
-    """Every tensor pair equal bit for bit (so NaN == NaN, and -0.0 != 0.0)."""
-    def bits(x: Tensor) -> Tensor:
-        return x.contiguous().view(_BITS[x.dtype]) if x.dtype in _BITS else x
-    return len(a) == len(b) and all(x.shape == y.shape and x.dtype == y.dtype and torch.equal(bits(x), bits(y))
-                                    for x, y in zip(a, b))
+bit_identical = harness.bit_identical  # the one bit-level identity check (NaN == NaN, -0.0 != 0.0)
 
 
 def run_triplet(testbed: Testbed, spec: OptimizerSpec, lr: float | None, steps: int,

@@ -9,21 +9,19 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # before torch star
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import records, suite64, twins  # noqa: E402
+from gaugelab import harness, records, suite64  # noqa: E402
 
 p = snakemake.params
 cfg, task, dtype, device = suite64.setup(snakemake.wildcards.model, p.settings, threads=snakemake.threads,
                                          device=p.device,
                                          corpus_path=snakemake.input.corpus[0] if snakemake.input.corpus else None)
-pairs = [twins.Pair(optimizer, twin, int(init), int(seed), float(sigma)) for optimizer, twin, init, seed, sigma in p.pairs]
+pairs = [harness.Pair.from_row(row) for row in p.pairs]
 paths = dict(zip(pairs, snakemake.output))
 
 
 def done(pair, record):
     records.write_json(paths[pair], record)
-    print(f"{cfg.name} {pair}: {record['status']}, drift at step 1 {record['curve'][1][1]:.3e}, "
-          f"final {record['curve'][-1][1]:.3e}, {record['wall_s']:.1f} s on {device}"
-          + (" (determinism OK)" if record["identity_exact"] else ""))
+    print(f"{cfg.name} {pair} on {device}: {harness.summary(record)}")
 
 
 suite64.train_base(pairs, cfg, task, p.settings, steps=p.steps, dtype=dtype, device=device, log=done)

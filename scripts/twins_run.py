@@ -7,19 +7,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import records, twins  # noqa: E402
+from gaugelab import harness, records, twins  # noqa: E402
 
 settings = snakemake.params.settings
-pairs = [twins.Pair(optimizer, twin, int(init), int(seed), float(sigma))
-         for optimizer, twin, init, seed, sigma in snakemake.params.pairs]
+pairs = [harness.Pair.from_row(row) for row in snakemake.params.pairs]
 paths = dict(zip(pairs, snakemake.output))
 
 
 def done(pair, record):
     records.write_json(paths[pair], record)
-    print(f"{pair}: {record['status']}, drift at step 1 {record['curve'][1][1]:.3e}, "
-          f"final {record['curve'][-1][1]:.3e}, {record['wall_s']:.1f} s"
-          + (" (determinism OK)" if record["identity_exact"] else ""))
+    print(f"{pair}: {harness.summary(record)}")
 
 
 twins.train_base(pairs, settings, threads=snakemake.threads, log=done)

@@ -69,6 +69,12 @@ class Pair:
             raise ValueError(f"a {twin} twin needs its twin seed (the seed of the gauge draw)")
         return cls(optimizer, twin, int(init), int(default if seed is None else seed), float(sigma))
 
+    @classmethod
+    def from_row(cls, row) -> Pair:
+        """A pair from a rule's params row, [optimizer, twin, init, twin seed, sigma]."""
+        optimizer, twin, init, seed, sigma = row
+        return cls(optimizer, twin, int(init), int(seed), float(sigma))
+
     @property
     def variant(self) -> str:
         """The twin with its scale: ``gauge``, ``identity``, ``noise1e-07`` (a path component)."""
@@ -242,6 +248,12 @@ def check_identity(pair: Pair, pt: list, copy1: Iterable[Tensor], copy2: Iterabl
 
 
 # --- the run record (§10.5) ---------------------------------------------------------------------
+
+
+def summary(record: dict) -> str:
+    """A finished pair's line in its job's log: status, drift at step 1 and at the end, time."""
+    return (f"{record['status']}, drift at step 1 {record['curve'][1][1]:.3e}, final {record['curve'][-1][1]:.3e}, "
+            f"{record['wall_s']:.1f} s" + (" (determinism OK)" if record["identity_exact"] else ""))
 
 
 def record(pair: Pair, cfg: ModelConfig, *, task: str, steps: int, steps_done: int, dtype: torch.dtype, device,

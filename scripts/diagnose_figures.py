@@ -5,10 +5,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import diagnose, figures  # noqa: E402
+from gaugelab import diagnose, figures, figures_twins  # noqa: E402
 
 outputs = {Path(p).name: p for p in snakemake.output}
 for path in snakemake.input:
     for testbed, report in diagnose.read_bundle(path)["reports"].items():
         stem = f"{Path(path).stem}.{testbed}"
-        figures.save(diagnose.figure(report), outputs[f"{stem}.pdf"], outputs[f"{stem}.png"])
+        figures.save(figures_twins.diagnosis_figure(report), outputs[f"{stem}.pdf"], outputs[f"{stem}.png"])

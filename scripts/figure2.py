@@ -7,11 +7,11 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works witho
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
 
-from gaugelab import figures, published, records  # noqa: E402
+from gaugelab import figures, figures_twins, published, records  # noqa: E402
 from gaugelab import twin_summary as ts  # noqa: E402
 
 summary = records.read_table(snakemake.input[0], keep_default_na=False, na_values=[""])
 curves = ts.figure2_curves(summary)
-paper = figures.figure2_published(published.SECTION6 + published.TRAJECTORY, published.SECTION6_STEPS)
-fig = figures.figure2(curves, paper, spread=ts.figure2_spread(summary))
+paper = figures_twins.figure2_published(published.SECTION6 + published.TRAJECTORY, published.SECTION6_STEPS)
+fig = figures_twins.figure2(curves, paper, spread=ts.figure2_spread(summary))
 figures.save(fig, snakemake.output.pdf, snakemake.output.png)

@@ -118,10 +118,10 @@ def test_a_bad_value_is_refused_in_one_line(argv, message, tmp_path, capsys):
 ])
 def test_an_option_the_optimizer_rejects_is_refused_before_training(option, message, tmp_path, capsys, monkeypatch):
     """The diagnostic builds each copy's optimizer before its first step; a bad option fails there."""
-    from gaugelab import diagnose
+    from gaugelab.diagnose import triplet
 
     monkeypatch.undo()  # run_all itself, with the triplet's training replaced
-    monkeypatch.setattr(diagnose, "checkpoints", lambda steps: pytest.fail("training started"))
+    monkeypatch.setattr(triplet, "checkpoints", lambda steps: pytest.fail("training started"))
     out = tmp_path / "x.json"
     line = refused([*DIAGNOSE[:2], "torch.optim:Adam", "--no-figure", "--option", option, "-o", str(out)], capsys)
     assert "torch.optim:Adam" in line and message in line and not out.exists()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from gaugelab import cli, diagnose, optim, records, runtime
+from gaugelab import cli, diagnose, optim, records, runtime, tables
 
 STEPS = 20  # enough for every verdict but "chaotic", which needs its chaos to saturate
 
@@ -268,13 +268,12 @@ def test_an_optimizer_whose_step_raises_is_named():
         diagnose.diagnose("torch.optim:SparseAdam", steps=1)
 
 
-def test_unknown_and_unavailable_testbeds(monkeypatch):
+def test_unknown_testbeds():
     with pytest.raises(diagnose.DiagnoseError, match="unknown testbed 'vision'"):
         diagnose.testbeds_of("vision")
     assert diagnose.testbeds_of("both") == ["sensing", "attention"]
-    monkeypatch.setitem(sys.modules, "gaugelab.twins", None)  # as before the attention twins existed
-    with pytest.raises(diagnose.DiagnoseError, match="testbed 'attention' is not available yet"):
-        diagnose.run_all("gd", ["attention"], steps=1)
+    with pytest.raises(diagnose.DiagnoseError, match="unknown testbed 'vision'"):
+        diagnose.run_all("gd", ["sensing", "vision"], steps=1)  # before any training
 
 
 # --- the attention testbed (built on the attention twins' engine) ------------------------------------
@@ -316,7 +315,7 @@ def test_json_figure_and_table(two_bundles, tmp_path):
     assert (tmp_path / "adam.sensing.png").read_bytes()[:4] == b"\x89PNG"
     rows = diagnose.summary_rows(two_bundles)
     assert [r["verdict"] for r in rows] == ["equivariant", "basis-dependent"]
-    html, tex = diagnose.table_html(rows), diagnose.table_latex(rows)
+    html, tex = tables.diagnosis_html(rows, diagnose.caption(rows)), tables.diagnosis_latex(rows)
     assert "all agree with their a-priori class" in html and "\\begin{tabular}" in tex
     (tmp_path / "bad.json").write_text("{\"schema\": \"something else\"}")
     with pytest.raises(records.RecordError, match="bad.json: field 'schema' is 'something else', not a gaugelab"):
@@ -333,7 +332,7 @@ def test_latex_table_compiles_for_every_kind_of_row(two_bundles, tmp_path):
                              diagnose.run_all("gd", ["sensing"], steps=STEPS, lr=10.0)]
     rows = diagnose.summary_rows(bundles)
     assert [r["verdict"] for r in rows][2:] == ["determinism failure", "inconclusive", "inconclusive"]
-    (tmp_path / "diagnose.tex").write_text(diagnose.table_latex(rows))
+    (tmp_path / "diagnose.tex").write_text(tables.diagnosis_latex(rows))
     (tmp_path / "doc.tex").write_text("\\documentclass{article}\\usepackage{booktabs}\\begin{document}"
                                       "\\input{diagnose.tex}\\end{document}\n")
     proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],

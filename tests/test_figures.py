@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from matplotlib.collections import PathCollection, PolyCollection
 
-from gaugelab import dial, figures, published
+from gaugelab import dial, figures, figures_twins, published
 from gaugelab import twin_summary as ts
 from gaugelab.published import Value
 
@@ -117,8 +117,8 @@ SMOKE_CURVES = {  # the smoke run's six steps, made-up drifts of the right sizes
 
 
 def test_figure2_marks_table3_at_steps_0_1_and_the_last():
-    paper = figures.figure2_published(published.SECTION6, published.SECTION6_STEPS)
-    fig = figures.figure2(SMOKE_CURVES, paper)
+    paper = figures_twins.figure2_published(published.SECTION6, published.SECTION6_STEPS)
+    fig = figures_twins.figure2(SMOKE_CURVES, paper)
     fig.canvas.draw()
     ax = fig.axes[0]
     expected = [("Adam gauge", "drift_0", 0), ("Adam gauge", "drift_1", 1),
@@ -133,9 +133,9 @@ def test_figure2_draws_a_reference_trajectory_per_curve():
     made_up = [Value("Figure 2 reference log", "SGD gauge", "drift_10", 4e-6, 0.0, "4e-6"),
                Value("Figure 2 reference log", "Muon gauge", "drift_100", 2e-2, 0.0, "2e-2"),
                Value("Figure 2 reference log", "Adam gauge", "qk_10", 0.5, 0.0, "0.5")]  # QK: not this plot
-    paper = figures.figure2_published(made_up, 1500)
+    paper = figures_twins.figure2_published(made_up, 1500)
     assert paper == {("sgd", "gauge"): [(10, 4e-6)], ("muon", "gauge"): [(100, 2e-2)]}
-    ax = figures.figure2(SMOKE_CURVES, paper).axes[0]
+    ax = figures_twins.figure2(SMOKE_CURVES, paper).axes[0]
     assert has_point(ax, 11, 4e-6) and has_point(ax, 101, 2e-2)
 
 
@@ -178,6 +178,6 @@ def test_figure2_shades_the_d5_pairs_behind_a_gauge_twin():
     ])
     spread = ts.figure2_spread(pairs)
     assert spread == {("adam", "gauge"): [[(0, 1e-7), (1, 9e-4)], [(0, 1.2e-7), (1, 5e-4)]]}
-    ax = figures.figure2(SMOKE_CURVES, spread=spread).axes[0]
+    ax = figures_twins.figure2(SMOKE_CURVES, spread=spread).axes[0]
     bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
     assert len(bands) == 1 and any("D.5" in t.get_text() for t in ax.get_legend().get_texts())

@@ -58,7 +58,7 @@ def version(library: str) -> str:
 
 def _lr_for(source: str) -> float | None:
     """None (the optimizer's default) when its constructor has one, else FALLBACK_LR."""
-    obj = diagnose._import(source)
+    obj = diagnose.import_source(source)
     try:
         lr = inspect.signature(obj).parameters.get("lr")
     except (TypeError, ValueError):
@@ -69,7 +69,7 @@ def _lr_for(source: str) -> float | None:
 def muon_groups(source: str):
     """pytorch-optimizer's Muon family takes parameter groups flagged ``use_muon``: a factory that
     puts the matrices in a Muon group and the rest in its AdamW group (the paper's hybrid)."""
-    cls = diagnose._import(source)
+    cls = diagnose.import_source(source)
 
     def build(params, lr=None, **options):
         params = list(params)

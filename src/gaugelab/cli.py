@@ -167,7 +167,7 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _twins(args: argparse.Namespace) -> int:
-    from . import twins
+    from . import harness, twins
 
     _output(args.output)
     cfg = configuration.load(args.config)
@@ -180,7 +180,7 @@ def _twins(args: argparse.Namespace) -> int:
             settings[name] = {**settings["lr"], args.optimizer: args.lr} if name == "lr" else args.lr_aux
     configuration.validate({"twins": settings})
     try:
-        pair = twins.Pair.of(args.optimizer, args.twin, args.init_seed, args.twin_seed, args.sigma or 0.0)
+        pair = harness.Pair.of(args.optimizer, args.twin, args.init_seed, args.twin_seed, args.sigma or 0.0)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     record = twins.train_pair(pair, settings, threads=args.threads)
@@ -270,6 +270,7 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--expect", choices=["equivariant", "basis-dependent", "chaotic", "determinism failure",
                                         "inconclusive"], help="exit 1 unless every testbed gets this verdict")
     d.set_defaults(func=_diagnose)
+    # audit opens as diagnose does (a parser, its description, --optimizer): the same form, its own texts.
     a = sub.add_parser("audit", help="find a model's gauge symmetries and put an optimizer through the triplet on each",
                        description="Model SPEC, verdicts and thresholds: see docs/audit.md and gaugelab.audit.")
     a.add_argument("--model", required=True,

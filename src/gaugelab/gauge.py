@@ -26,6 +26,12 @@ def gauge_action(u: Tensor, v: Tensor, q: Tensor) -> tuple[Tensor, Tensor]:
     return u @ q, v @ q
 
 
+def haar_orthogonal(k: int, generator: torch.Generator, dtype: torch.dtype) -> Tensor:
+    """Haar on O(k): QR of a k×k Gaussian drawn in ``dtype``, column signs fixed by diag(R)."""
+    q, r = torch.linalg.qr(torch.randn(k, k, generator=generator, dtype=dtype))
+    return q * torch.sign(torch.diagonal(r)).unsqueeze(0)
+
+
 def product(u: Tensor, v: Tensor) -> Tensor:
     """The represented matrix W = U Vᵀ: the only thing the loss sees."""
     return u @ v.mT

@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
+from . import gauge
+
 
 @dataclass(frozen=True)
 class Slice:
@@ -114,8 +116,6 @@ def pair_rotation(angles: Tensor) -> Tensor:
 def draw(groups: list[Group], generator: torch.Generator, dtype: torch.dtype, identity: bool = False):
     """A random element per orbit (Haar on O(dim), or SO(2) angles per pair under RoPE); the
     identity through the same path when ``identity`` (angles 0: cos = 1, sin = 0 exactly)."""
-    from .diagnose import haar_orthogonal
-
     out = []
     for g in groups:
         mats = []
@@ -124,7 +124,7 @@ def draw(groups: list[Group], generator: torch.Generator, dtype: torch.dtype, id
                 angles = 2 * torch.pi * torch.rand(g.dim // 2, generator=generator, dtype=dtype)
                 mats.append(pair_rotation(angles * (0 if identity else 1)))
             else:
-                mats.append(torch.eye(g.dim, dtype=dtype) if identity else haar_orthogonal(g.dim, generator, dtype))
+                mats.append(torch.eye(g.dim, dtype=dtype) if identity else gauge.haar_orthogonal(g.dim, generator, dtype))
         out.append(mats)
     return out
 

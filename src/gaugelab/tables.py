@@ -338,3 +338,52 @@ def d5_latex(d5: pd.DataFrame) -> str:
 def d5_html(d5: pd.DataFrame) -> str:
     rows = [[*d5_text(r["quantity"], r["value"]), r["note"]] for _, r in d5.iterrows()]
     return _html_table(["Quantity", "Value", "Note"], rows, "Appendix D.5: CPU float32 multi-seed twins")
+
+
+# --- the equivariance diagnostic (beyond the paper) ----------------------------------------------
+
+VERDICT_CLASS = {"equivariant": "exact", "basis-dependent": "differs", "chaotic": "within",
+                 "determinism failure": "differs", "inconclusive": "within"}  # the HTML row colour
+
+
+def diagnosis_evidence(row: dict) -> str:
+    """The numbers a diagnostic verdict rests on, in one phrase."""
+    v = row["verdict"]
+    if v == "equivariant":
+        return f"max drift {row['gauge_max']:.1e} ≤ floor {row['floor']:.1e}"
+    if v == "basis-dependent":
+        return f"splits at step {int(row['split_step'])}, {row['ratio']:.0e}× noise twin"
+    if v == "chaotic":
+        return (f"leaves the floor at step {int(row['split_step'])}, ≤ {row['max_gauge_over_noise']:.1e}× "
+                f"noise twin ({row['late_decades']:.2f} decades late)")
+    if v == "determinism failure":
+        return f"A=I twin differs from step {row['identity_first_difference']}"
+    if row.get("diverged_at") is not None:
+        return f"diverged at step {int(row['diverged_at'])}"
+    if not math.isfinite(row["split_step"]):
+        return f"base moved only {row['base_moved']:.1e}"
+    return f"leaves the floor at step {int(row['split_step'])}, {row['ratio']:.1e}× noise twin"
+
+
+def diagnosis_html(rows: list[dict], caption: str) -> str:
+    """"Which optimizers respect the gauge": one row per (optimizer, testbed) of
+    ``diagnose.summary_rows``; ``caption``: ``diagnose.caption`` of the same rows."""
+    body = [[r["optimizer"], r["kind"], r["testbed"], f"{r['lr']:g}", r["verdict"], diagnosis_evidence(r),
+             f"{r['gauge_step1']:.1e}", f"{r['noise_step1']:.1e}", r["a_priori"] or "--"] for r in rows]
+    return _html_table(["Optimizer", "Kind", "Testbed", "lr", "Verdict", "Evidence", "gauge drift (1)",
+                        "noise drift (1)", "A-priori class"], body, caption,
+                       [VERDICT_CLASS[r["verdict"]] for r in rows])
+
+
+def diagnosis_latex(rows: list[dict]) -> str:
+    """The same table for LaTeX (booktabs)."""
+    tex = latex_text
+    lines = ["% Which optimizers respect the gauge (equivariance diagnostic), generated from the",
+             "% workflow's diagnosis files. Do not edit.",
+             "\\begin{tabular}{lllll}", "\\toprule",
+             "Optimizer & Testbed & Verdict & Evidence & A-priori \\\\", "\\midrule"]
+    for r in rows:
+        lines.append(f"\\texttt{{{tex(r['optimizer'])}}} & {tex(r['testbed'])} & {tex(r['verdict'])} & "
+                     f"{tex(diagnosis_evidence(r))} & {tex(r['a_priori'] or '--')} \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    return "\n".join(lines) + "\n"

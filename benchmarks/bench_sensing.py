@@ -25,7 +25,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import torch
 
-from gaugelab import config, runner, runtime, sensing
+from gaugelab import config, runner, runtime
 
 CHAOTIC = {"signum", "rmsprop"}  # spec §19: their cells move by ~1e-2 under round-off
 

@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gaugelab import config, optim, runtime, tasks, transformer, twins
+from gaugelab import config, harness, optim, runtime, tasks, transformer, twins
 
 CFG = transformer.CPU_MOD47
 
@@ -77,11 +77,11 @@ def plain_pair(split):
     copies = [PlainModel(), PlainModel()]
     for c in copies:
         c.load_state_dict(base.state_dict())
-    rot = twins.gauge_rotations(CFG, 777, torch.float32)
+    rot = harness.gauge_rotations(CFG, 777, torch.float32)
     with torch.no_grad():
         for i, block in enumerate(copies[1].layers):
             for h in range(CFG.n_head):
-                rows = twins.head_rows(CFG, h)
+                rows = harness.head_rows(CFG, h)
                 block.q.weight[rows] = rot[i, h] @ block.q.weight[rows]
                 block.k.weight[rows] = rot[i, h] @ block.k.weight[rows]
     opts = [torch.optim.Adam(c.parameters(), lr=1e-3, betas=(0.9, 0.999), eps=1e-8) for c in copies]
@@ -94,7 +94,7 @@ def plain_pair(split):
 
     def drift():
         with torch.no_grad():
-            return twins.drift(copies[0](split.x_val), copies[1](split.x_val))
+            return harness.drift(copies[0](split.x_val), copies[1](split.x_val))
 
     return step, drift
 
@@ -102,13 +102,13 @@ def plain_pair(split):
 def engine_pair(split):
     base = transformer.initial_params(CFG, 42)
     params = transformer.stack([base, base])
-    twins.make_twin(params, CFG, twins.Pair.of("adam", "gauge", 42, 777))
+    harness.make_twin(params, CFG, harness.Pair.of("adam", "gauge", 42, 777))
     steps = twins.train(params, CFG, optim.adam(), 1e-3, split.x_train, split.y_train, 10**9)
 
     def drift():
         with torch.no_grad():
             z = transformer.forward(params, split.x_val, CFG)
-        return twins.drift(z[0], z[1])
+        return harness.drift(z[0], z[1])
 
     return lambda: next(steps), drift
 

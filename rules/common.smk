@@ -12,6 +12,7 @@ from gaugelab import config as gaugelab_config
 from gaugelab import corpus as gaugelab_corpus
 from gaugelab import controls as gaugelab_controls
 from gaugelab import dial as gaugelab_dial
+from gaugelab import harness as gaugelab_harness
 from gaugelab import records as gaugelab_records
 from gaugelab import runner as gaugelab_runner
 from gaugelab import sensing_quantities as gaugelab_sq
@@ -183,8 +184,8 @@ def twin_run_path(pair):
 
 def twin_pair(wildcards):
     """The pair a twin record's path names."""
-    twin, sigma = gaugelab_twins.parse_variant(wildcards.variant)
-    return gaugelab_twins.Pair(wildcards.optimizer, twin, int(wildcards.init), int(wildcards.seed), sigma)
+    twin, sigma = gaugelab_harness.parse_variant(wildcards.variant)
+    return gaugelab_harness.Pair(wildcards.optimizer, twin, int(wildcards.init), int(wildcards.seed), sigma)
 
 
 def twin_runs(*set_names):

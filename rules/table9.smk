@@ -54,7 +54,7 @@ rule table9_step1:
 # One full-length job per copy 1 (optimizer x init seed) and configuration: that copy once,
 # beside copy 2 of every pair that shares it, as one batched program in one process
 # (suite64.train_base; each record is its pair's alone), one record per pair.
-for (_optimizer, _init), _pairs in gaugelab_twins.by_base(T9_PAIRS).items():
+for (_optimizer, _init), _pairs in gaugelab_harness.by_base(T9_PAIRS).items():
 
     rule:
         name:

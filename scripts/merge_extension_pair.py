@@ -8,13 +8,13 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # before torch star
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import merge, records, runtime, suite64, twins  # noqa: E402
+from gaugelab import harness, merge, records, runtime, suite64  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params
 device = suite64.configure(snakemake.threads, "cpu")
 cfg = suite64.config(w.model)
-twin, sigma = twins.parse_variant(w.variant)
-pair = twins.Pair(w.optimizer, twin, int(w.init), int(w.seed), sigma)
+twin, sigma = harness.parse_variant(w.variant)
+pair = harness.Pair(w.optimizer, twin, int(w.init), int(w.seed), sigma)
 task = suite64.make_task(cfg, device=device)
 rec, a, b = suite64.train_copies(pair, cfg, task, p.settings, steps=p.steps,
                                  dtype=runtime.resolve_dtype(p.settings["dtype"]), device=device)

@@ -8,12 +8,12 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # before torch star
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import suite64  # noqa: E402
+from gaugelab import suite64, suite64_step1  # noqa: E402
 
 p = snakemake.params
 cfg, task, dtype, device = suite64.setup(snakemake.wildcards.model, p.settings, threads=snakemake.threads,
                                          device=p.device, corpus_path=snakemake.input.corpus[0] if snakemake.input.corpus else None)
-recs = suite64.step1_subset(cfg, task, suite64.pairs_of(p.pairs), p.settings, dtype=dtype, device=device,
+recs = suite64_step1.step1_subset(cfg, task, suite64.pairs_of(p.pairs), p.settings, dtype=dtype, device=device,
                             log=lambda line: print(line, flush=True))
 suite64.write_bundle(snakemake.output[0], recs,
                      suite64.step1_provenance(cfg.name, p.settings, suite64.pairs_of(p.pairs)))

@@ -192,6 +192,16 @@ def test_every_rule_runs_the_script_named_after_it():
     unused = {p.stem for p in (ROOT / "scripts").glob("*.py")} - set(scripts.values())
     assert not unused, f"scripts no rule runs: {sorted(unused)}"
 
+
+def test_every_engine_module_is_small_and_the_readme_two_screens():
+    """One job per module (at most ~450 lines each) and a README a user reads in about two
+    screens (under 200 lines); the details live in docs/."""
+    long = {str(p.relative_to(ROOT)): n for p in (ROOT / "src" / "gaugelab").rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > 450}
+    assert not long, f"engine modules over 450 lines: {long}"
+    assert len((ROOT / "README.md").read_text().splitlines()) < 200
+
+
 # --- the workflow as a module of another workflow, and from another folder ------------------------
 
 DEPLOYED = """\

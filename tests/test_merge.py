@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from gaugelab import harness, merge, suite64, twins
+from gaugelab import harness, merge, suite64
 
 CFG = suite64.config("f64-mod47-L2d64h4")
 
@@ -18,10 +18,10 @@ def step0():
 
 def test_step0_gauge_twin_is_undone_and_the_merge_reproduces_the_base(step0):
     base, task = step0
-    pair = twins.Pair.of("adam", "gauge", 42, 777)
+    pair = harness.Pair.of("adam", "gauge", 42, 777)
     b = harness.twin_of(base, CFG, pair)
     rotations, residuals = merge.procrustes(base, b, CFG)
-    drawn = twins.gauge_rotations(CFG, 777, torch.float64)
+    drawn = harness.gauge_rotations(CFG, 777, torch.float64)
     assert torch.allclose(rotations, drawn.mT, atol=1e-12)  # R_h = A_hᵀ
     assert max(residuals) < 1e-14
     report = merge.merge_report(base, b, CFG, task.x_val, task.y_val, task.x_train, task.y_train, alphas=())
@@ -32,7 +32,7 @@ def test_step0_gauge_twin_is_undone_and_the_merge_reproduces_the_base(step0):
 
 def test_identity_twin_aligns_to_the_identity(step0):
     base, task = step0
-    b = harness.twin_of(base, CFG, twins.Pair.of("adam", "identity", 42))
+    b = harness.twin_of(base, CFG, harness.Pair.of("adam", "identity", 42))
     rotations, residuals = merge.procrustes(base, b, CFG)
     eye = torch.eye(CFG.hd, dtype=torch.float64).expand_as(rotations)
     assert torch.allclose(rotations, eye, atol=1e-12) and max(residuals) < 1e-14
@@ -46,5 +46,5 @@ def test_alignment_preserves_the_function(step0):
     b = {k: v + 0.05 * torch.randn(v.shape, generator=gen, dtype=v.dtype) for k, v in base.items()}
     aligned, _ = merge.align(base, b, CFG)
     za, zb = merge.evaluate(aligned, CFG, task.x_val, task.y_val)[0], merge.evaluate(b, CFG, task.x_val, task.y_val)[0]
-    assert twins.drift(za, zb) < 1e-13
+    assert harness.drift(za, zb) < 1e-13
     assert max(abs(x - y) for x, y in zip(merge.qk(b, aligned, CFG), [0.0] * 8)) < 1e-13  # invariant unchanged

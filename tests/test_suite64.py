@@ -8,7 +8,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gaugelab import cli, harness, published, records, runtime, suite64, table9, table9_local, transformer, twins
+from gaugelab import (cli, harness, published, records, runtime, suite64, suite64_step1, table9, table9_local,
+                      transformer)
 from gaugelab.config import load
 from test_corpus import SHARED, needs_corpus
 
@@ -27,14 +28,14 @@ def one_thread():
 
 
 def pairs(*specs):
-    return [twins.Pair.of(*spec) for spec in specs]
+    return [harness.Pair.of(*spec) for spec in specs]
 
 
 def subset(name, *specs):
     cfg = suite64.config(name)
     task = suite64.make_task(cfg, SHARED)
     return {(r["optimizer"], r["twin"], r["sigma"]): r
-            for r in suite64.step1_subset(cfg, task, pairs(*specs), SETTINGS, log=lambda line: None)}
+            for r in suite64_step1.step1_subset(cfg, task, pairs(*specs), SETTINGS, log=lambda line: None)}
 
 
 def step1(rec):
@@ -130,9 +131,9 @@ def test_small_config_step1_matches_table9(small):
 def test_a_full_loop_reproduces_the_subset_and_keeps_the_identity_exact(small):
     cfg = suite64.config("f64-mod47-L2d64h4")
     task = suite64.make_task(cfg)
-    rec = suite64.train_pair(twins.Pair.of("adam", "gauge", 42, 777), cfg, task, SETTINGS, steps=2)
+    rec = suite64.train_pair(harness.Pair.of("adam", "gauge", 42, 777), cfg, task, SETTINGS, steps=2)
     assert rec["curve"][:2] == small[("adam", "gauge", 0.0)]["curve"]  # one code path, bit for bit
-    ident = suite64.train_pair(twins.Pair.of("adam", "identity", 42), cfg, task, SETTINGS, steps=3)
+    ident = suite64.train_pair(harness.Pair.of("adam", "identity", 42), cfg, task, SETTINGS, steps=3)
     assert all(p[1] == 0.0 and p[2] == 0.0 for p in ident["curve"]) and ident["identity_exact"]
     table = table9.rows(list(small.values()), [rec, ident])  # full columns where full runs exist
     adam = table[table["optimizer"] == "adam"].set_index("twin")
@@ -172,12 +173,12 @@ def test_the_pairs_of_one_copy_1_batched_are_each_pair_alone(optimizer):
     (the batch then goes on copy by copy) included."""
     cfg = suite64.config("f64-mod47-L2d64h4")
     task = suite64.make_task(cfg)
-    chosen = [twins.Pair.of(optimizer, "gauge", 42, 777), twins.Pair.of(optimizer, "identity", 42),
-              twins.Pair.of(optimizer, "noise", 42, sigma=1e-7)]
+    chosen = [harness.Pair.of(optimizer, "gauge", 42, 777), harness.Pair.of(optimizer, "identity", 42),
+              harness.Pair.of(optimizer, "noise", 42, sigma=1e-7)]
     batch = suite64.train_base(chosen, cfg, task, SETTINGS, steps=2)
     assert all(_same(b, suite64.train_pair(p, cfg, task, SETTINGS, steps=2)) for b, p in zip(batch, chosen))
     if optimizer == "adam":  # a twin whose loss is not finite from the first step
-        blown = [chosen[0], twins.Pair.of(optimizer, "noise", 42, sigma=1e300), chosen[2]]
+        blown = [chosen[0], harness.Pair.of(optimizer, "noise", 42, sigma=1e300), chosen[2]]
         batch = suite64.train_base(blown, cfg, task, SETTINGS, steps=2)
         assert [r["status"] for r in batch] == ["ok", "nonfinite", "ok"]
         assert all(_same(b, suite64.train_pair(p, cfg, task, SETTINGS, steps=2)) for b, p in zip(batch, blown))
@@ -188,8 +189,8 @@ def test_an_identity_twin_that_moves_fails_the_job():
     base = suite64.initial_params(cfg, 42)
     moved = suite64.clone(base)
     moved["l0.W_V"][0, 0, 0] += 1e-12
-    with pytest.raises(twins.DeterminismError, match="adam identity twin"):
-        harness.check_identity(twins.Pair.of("adam", "identity", 42), [0, 0.0, 0.0, 0.0], base.values(), moved.values())
+    with pytest.raises(harness.DeterminismError, match="adam identity twin"):
+        harness.check_identity(harness.Pair.of("adam", "identity", 42), [0, 0.0, 0.0, 0.0], base.values(), moved.values())
 
 
 def test_the_table9_command_writes_the_workflows_records_from_worker_processes(tmp_path, small, capsys):
@@ -250,6 +251,6 @@ def test_default_target_runs_the_step1_subset_and_gpu_target_the_full_runs(tmp_p
     full = lambda counts: {rule: n for rule, n in counts.items() if rule.startswith("table9_full_")}
     assert default["table9_step1"] == 4 and default["table9"] == 1 and not full(default)
     gpu = dry_run_counts(tmp_path, "gpu")
-    bases = twins.by_base(suite64.pairs_of(SETTINGS["pairs"]))  # one job per copy 1 and configuration
+    bases = harness.by_base(suite64.pairs_of(SETTINGS["pairs"]))  # one job per copy 1 and configuration
     assert full(gpu) == {f"table9_full_{o}_init{i}": 4 for o, i in bases} and "table9_step1" not in gpu
     assert sum(len(pairs) for pairs in bases.values()) == 18

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from gaugelab import compare, config, optim, published, records, runtime, tasks, transformer, twins
+from gaugelab import compare, config, harness, optim, published, records, runtime, tasks, transformer, twins
 from gaugelab import twin_summary as ts
 from gaugelab.transformer import CPU_MOD47 as CFG
 
@@ -63,7 +63,7 @@ def test_module_forward_is_the_batched_forward():
 
 
 def test_gauge_draws_are_qr_factors_in_head_order_without_sign_fix():
-    a = twins.gauge_rotations(CFG, 777, torch.float32)
+    a = harness.gauge_rotations(CFG, 777, torch.float32)
     g = torch.Generator().manual_seed(777)
     first = torch.linalg.qr(torch.randn(16, 16, generator=g), mode="reduced").Q
     second = torch.linalg.qr(torch.randn(16, 16, generator=g), mode="reduced").Q
@@ -74,15 +74,15 @@ def test_gauge_draws_are_qr_factors_in_head_order_without_sign_fix():
 
 def test_twin_transforms_touch_only_copy2_query_and_key():
     base = transformer.initial_params(CFG, 42)
-    for pair in (twins.Pair.of("adam", "gauge", 42, 777), twins.Pair.of("adam", "noise", 42, sigma=1e-5)):
+    for pair in (harness.Pair.of("adam", "gauge", 42, 777), harness.Pair.of("adam", "noise", 42, sigma=1e-5)):
         both = transformer.stack([base, base])
-        twins.make_twin(both, CFG, pair)
+        harness.make_twin(both, CFG, pair)
         for name, p in both.items():
             assert torch.equal(p[0], base[name])
             moved = name.split(".")[-1] in ("W_Q", "W_K")
             assert torch.equal(p[1], base[name]) != moved, (pair.twin, name)
     both = transformer.stack([base, base])
-    twins.add_noise(both, CFG, 1e-5)
+    harness.add_noise(both, CFG, 1e-5)
     g = torch.Generator().manual_seed(888)
     assert torch.equal(both["l0.W_Q"][1], base["l0.W_Q"] + 1e-5 * torch.randn(64, 64, generator=g))
     assert torch.equal(both["l0.W_K"][1], base["l0.W_K"] + 1e-5 * torch.randn(64, 64, generator=g))
@@ -90,7 +90,7 @@ def test_twin_transforms_touch_only_copy2_query_and_key():
 
 @pytest.mark.parametrize("optimizer", twins.OPTIMIZERS)
 def test_identity_twin_stays_bit_identical(optimizer):
-    record = twins.train_pair(twins.Pair.of(optimizer, "identity", 42), settings(steps=3, checkpoints=[0, 1, 2, 3]))
+    record = twins.train_pair(harness.Pair.of(optimizer, "identity", 42), settings(steps=3, checkpoints=[0, 1, 2, 3]))
     assert record["identity_exact"] is True and record["status"] == "ok"
     assert [p[0] for p in record["curve"]] == [0, 1, 2, 3]
     assert all(p[1] == 0.0 and p[2] == 0.0 and p[3] == 0.0 for p in record["curve"])
@@ -116,7 +116,7 @@ def test_a_pair_is_the_same_on_one_thread_or_two(optimizer, tmp_path):
 
 
 def test_identity_twin_that_drifts_fails_naming_the_pair(monkeypatch):
-    real = twins.make_twin
+    real = harness.make_twin
 
     def broken(params, cfg, pair, run=1):
         real(params, cfg, pair, run)
@@ -124,8 +124,8 @@ def test_identity_twin_that_drifts_fails_naming_the_pair(monkeypatch):
             params["l1.W_V"][run, 0, 0] += 1e-6  # a harness that is not deterministic
 
     monkeypatch.setattr(twins, "make_twin", broken)
-    with pytest.raises(twins.DeterminismError, match=r"adam identity twin \(init 42, twin seed 0\).*step 0"):
-        twins.train_pair(twins.Pair.of("adam", "identity", 42), settings(steps=1))
+    with pytest.raises(harness.DeterminismError, match=r"adam identity twin \(init 42, twin seed 0\).*step 0"):
+        twins.train_pair(harness.Pair.of("adam", "identity", 42), settings(steps=1))
 
 
 def test_a_copy_is_the_same_alone_or_in_a_batch():
@@ -135,7 +135,7 @@ def test_a_copy_is_the_same_alone_or_in_a_batch():
     split = tasks.modular_addition(47)
     base = transformer.initial_params(CFG, 42)
     gauge = transformer.stack([base, base])
-    twins.make_twin(gauge, CFG, twins.Pair.of("muon", "gauge", 42, 777))
+    harness.make_twin(gauge, CFG, harness.Pair.of("muon", "gauge", 42, 777))
     runs = {"alone": transformer.stack([base]), "pair": transformer.stack([base, base]),
             "four": transformer.stack([base, {k: v[1] for k, v in gauge.items()}, base, base])}
     for params in runs.values():
@@ -157,13 +157,13 @@ def test_a_base_batch_gives_each_pair_its_own_record(optimizer):
     is bit for bit the one its pair gets alone (a batch of 2), whatever the batch. A twin that goes
     non-finite leaves the batch where it would stop alone, and the others go on unchanged."""
     s = settings(steps=2, checkpoints=[0, 1, 2])
-    pairs = [twins.Pair.of(optimizer, "gauge", 42, 777), twins.Pair.of(optimizer, "noise", 42, sigma=1e30),
-             twins.Pair.of(optimizer, "identity", 42)]
+    pairs = [harness.Pair.of(optimizer, "gauge", 42, 777), harness.Pair.of(optimizer, "noise", 42, sigma=1e30),
+             harness.Pair.of(optimizer, "identity", 42)]
     batch = twins.train_base(pairs, s)
     assert [(r["status"], r["steps_done"]) for r in batch] == [("ok", 2), ("nonfinite", 0), ("ok", 2)]
     assert [_bits(r) for r in batch] == [_bits(twins.train_pair(p, s)) for p in pairs]
-    other = twins.Pair.of("sgd", "gauge", 123, 777)
-    assert twins.by_base([*pairs, other, pairs[0]]) == {(optimizer, 42): pairs, ("sgd", 123): [other]}
+    other = harness.Pair.of("sgd", "gauge", 123, 777)
+    assert harness.by_base([*pairs, other, pairs[0]]) == {(optimizer, 42): pairs, ("sgd", 123): [other]}
     with pytest.raises(ValueError, match="one optimizer and init seed"):
         twins.train_base([pairs[0], other], s)
 
@@ -188,7 +188,7 @@ def test_attention_products_are_blas_bit_for_bit(dtype):
 
 def test_one_adam_step_splits_the_gauge_twin_as_published():
     """Section 6 / Table 3: Adam gauge twin (init 42, gauge 777) at steps 0 and 1."""
-    record = twins.train_pair(twins.Pair.of("adam", "gauge", 42, 777), settings(steps=1))
+    record = twins.train_pair(harness.Pair.of("adam", "gauge", 42, 777), settings(steps=1))
     for step in (0, 1):
         value = published.lookup("Table 3", "Adam gauge", f"drift_{step}")
         expected = compare.BOUND if value.is_bound else compare.EXACT  # step 0 is round-off: its order only
@@ -196,7 +196,7 @@ def test_one_adam_step_splits_the_gauge_twin_as_published():
 
 
 def test_record_roundtrip_and_validation(tmp_path):
-    record = twins.train_pair(twins.Pair.of("sgd", "noise", 42, sigma=1e-7), settings(steps=1))
+    record = twins.train_pair(harness.Pair.of("sgd", "noise", 42, sigma=1e-7), settings(steps=1))
     path = tmp_path / "pair.json"
     records.write_json(path, record)
     back = records.read_twin(path)
@@ -213,15 +213,15 @@ def test_record_roundtrip_and_validation(tmp_path):
 
 
 def test_pairs_keys_and_variants():
-    pair = twins.Pair.of("adam", "noise", 42, sigma=1e-5)
+    pair = harness.Pair.of("adam", "noise", 42, sigma=1e-5)
     assert (pair.twin_seed, pair.variant) == (888, "noise1e-05")
-    assert twins.parse_variant(pair.variant) == ("noise", 1e-5)
-    assert twins.Pair.of("muon", "identity", 123).twin_seed == 0
+    assert harness.parse_variant(pair.variant) == ("noise", 1e-5)
+    assert harness.Pair.of("muon", "identity", 123).twin_seed == 0
     for bad in [("adamw", "gauge", 42, 1), ("adam", "rotated", 42, 1)]:
         with pytest.raises(ValueError, match="unknown"):
-            twins.Pair.of(*bad)
+            harness.Pair.of(*bad)
     with pytest.raises(ValueError, match="needs its twin seed"):
-        twins.Pair.of("adam", "gauge", 42)
+        harness.Pair.of("adam", "gauge", 42)
     sets = ts.sets_of(config.load()["twins"])
     assert [len(sets[k]) for k in ("s6_main", "s6_noise", "d5")] == [5, 4, 16]
     assert len(ts.unique_pairs(sets)) == 19  # pairs shared by S6 and D5 run once

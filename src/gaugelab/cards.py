@@ -26,6 +26,7 @@ class Card:
     zoo: bool = False   # one of the paper's nine (Table 2, Figure 1)
     twin: int = 0       # row in the twin tables and the config's twin optimizer enum
     table9: int = 0     # row in Table 9
+    lr_aux: bool = False  # the twins' form is a hybrid: Adam at the config's lr_aux on the non-matrices
 
     def __post_init__(self):
         object.__setattr__(self, "plain", self.plain or self.label)
@@ -45,7 +46,7 @@ ALL: dict[str, Card] = {card.key: card for card in (
     Card("signum", CW, "signum", colour="#7A5C00", zoo=True),
     Card("lion", CW, "Lion", colour="#C7A100", zoo=True),
     Card("adafactor", CW, "Adafactor", colour="#CC79A7", zoo=True),
-    Card("muon", EQ, "Muon", colour="#0072B2", zoo=True, twin=4, table9=3),  # twins: the hybrid
+    Card("muon", EQ, "Muon", colour="#0072B2", zoo=True, twin=4, table9=3, lr_aux=True),  # twins: the hybrid
     Card("shampoo", EQ, "Shampoo", colour="#009E73", zoo=True),
     # The attention twins' SGD is heavy-ball momentum (optim.momentum) under the paper's name.
     Card("sgd", EQ, "SGD", colour="#8C8C8C", sensing=False, twin=2, table9=4),

@@ -270,7 +270,7 @@ def record(pair: Pair, cfg: ModelConfig, *, task: str, steps: int, steps_done: i
         "L": cfg.n_layer, "d": cfg.d, "H": cfg.n_head, "hd": cfg.hd, "mlp": cfg.mlp, "n_ctx": cfg.n_ctx,
         "steps": steps, "steps_done": steps_done, "dtype": name, "device": str(device),
         "optimizer": pair.optimizer, "lr": float(lr),
-        "lr_aux": float(lr_aux) if pair.optimizer == "muon" else None,
+        "lr_aux": float(lr_aux) if cards.card(pair.optimizer).lr_aux else None,
         "twin": pair.twin, "init_seed": pair.init_seed, "twin_seed": pair.twin_seed, "sigma": pair.sigma,
         "data_seed": data_seed, "curve": curve, "per_head_final": per_head, **ends,
         # every checkpoint of an identity twin was checked bit for bit (else DeterminismError)

@@ -12,7 +12,6 @@ zoo, the attention twins and the property tests (spec: sensing.md §3, identitie
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 

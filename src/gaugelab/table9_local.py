@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import records, suite64
+from . import records, suite64, suite64_step1
 
 
 def short_run_path(model: str, pair, steps: int) -> str:
@@ -48,7 +48,7 @@ def run_job(model: str, pair, output: Path, settings: dict, *, steps: int | None
     cfg, task, dtype, dev = suite64.setup(model, settings, threads=threads, device=device, corpus_path=corpus_path)
     output.parent.mkdir(parents=True, exist_ok=True)
     if pair is None:
-        recs = suite64.step1_subset(cfg, task, pairs, settings, dtype=dtype, device=dev, log=lambda line: None)
+        recs = suite64_step1.step1_subset(cfg, task, pairs, settings, dtype=dtype, device=dev, log=lambda line: None)
         suite64.write_bundle(output, recs, suite64.step1_provenance(model, settings, pairs))
         return f"{model} step-1 subset: {len(recs)} pairs, {sum(r['wall_s'] for r in recs):.1f} s on {dev}"
     rec = suite64.train_pair(pair, cfg, task, settings, steps=steps, dtype=dtype, device=dev)

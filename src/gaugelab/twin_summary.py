@@ -12,7 +12,8 @@ import pandas as pd
 
 from . import published, records
 from .compare import Found
-from .twins import OPTIMIZERS, TWINS, Pair
+from .harness import TWINS, Pair
+from .twins import OPTIMIZERS
 
 KEY = ["optimizer", "twin", "init_seed", "twin_seed", "sigma"]
 FLOOR = 1e-12  # dec(s) guard (§9.4)

@@ -27,26 +27,7 @@ import torch
 from torch import Tensor
 
 from . import cards, harness, optim, progress, records, runtime, tasks, transformer
-from .harness import (  # noqa: F401 (the harness's pieces, reached as twins.* by Section 6's callers)
-    NOISE_SEED,
-    STATUS_NONFINITE,
-    STATUS_OK,
-    TWINS,
-    DeterminismError,
-    Pair,
-    accuracy,
-    add_noise,
-    base_of,
-    by_base,
-    drift,
-    gauge_rotations,
-    head_rows,
-    make_twin,
-    parse_variant,
-    qk_drift,
-    qk_invariants,
-    rotate_heads,
-)
+from .harness import STATUS_NONFINITE, STATUS_OK, Pair, accuracy, make_twin, qk_drift
 from .transformer import ModelConfig, Params
 
 SCHEMA = records.TWIN_SCHEMA
@@ -233,7 +214,7 @@ def run_settings(settings: dict, optimizer: str) -> dict:
     optimizers' learning rates, the run sets and the D.5 threshold do not)."""
     out = {k: v for k, v in settings.items() if k not in ("lr", "lr_aux", "sets", "tau_decades")}
     out["lr"] = float(settings["lr"][optimizer])
-    if optimizer == "muon":
+    if cards.card(optimizer).lr_aux:
         out["lr_aux"] = float(settings["lr_aux"])
     return out
 

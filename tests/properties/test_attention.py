@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gaugelab import optim, transformer, twins
+from gaugelab import harness, optim, transformer, twins
 from gaugelab.transformer import CPU_MOD47 as CFG
 
 from .harness import BROKEN, F64, gen, randn, rel
@@ -37,7 +37,7 @@ def base_params():
 def rotations(kind: str):
     """Per-head elements of O(hd): the engine's QR draw (no sign fix), the same with one head's
     determinant flipped (so both signs occur), and signed permutations."""
-    a = twins.gauge_rotations(CFG, 777, F64)
+    a = harness.gauge_rotations(CFG, 777, F64)
     if kind == "reflection":
         a = a.clone()
         a[0, 0, 0, :] *= -1  # one head's det flips sign
@@ -53,7 +53,7 @@ def rotations(kind: str):
 def twin_of(params, rot):
     """Copy 1 = params, copy 2 = the gauge twin with the given rotations (the engine's path)."""
     both = transformer.stack([params, params])
-    twins.rotate_heads(both, CFG, rot)
+    harness.rotate_heads(both, CFG, rot)
     return both
 
 
@@ -70,7 +70,7 @@ def grads(both, x, y):
 
 
 def head_blocks(w, h):
-    return w[twins.head_rows(CFG, h)]
+    return w[harness.head_rows(CFG, h)]
 
 
 def left_blockdiag(w, a_layer):
@@ -91,8 +91,8 @@ def test_A1_gauge_twin_computes_the_same_function(kind, data):
         assert (dets < 0).any() and (dets > 0).any()
     both = twin_of(base_params(), rot)
     z = logits(both, x_val)
-    assert twins.drift(z[0], z[1]) < 1e-12
-    m1, m2 = twins.qk_invariants(both, CFG, 0), twins.qk_invariants(both, CFG, 1)
+    assert harness.drift(z[0], z[1]) < 1e-12
+    m1, m2 = harness.qk_invariants(both, CFG, 0), harness.qk_invariants(both, CFG, 1)
     for a, b in zip(m1.flatten(0, 1), m2.flatten(0, 1)):
         assert rel(b, a) < 1e-12
     assert rel(both["l0.W_Q"][1], both["l0.W_Q"][0]) > BROKEN  # non-vacuity: the basis moved
@@ -108,7 +108,7 @@ def test_A1_controls_break_the_function(data):
             for i in range(CFG.n_layer):
                 edit(both, i)
         z = logits(both, x_val)
-        return twins.drift(z[0], z[1])
+        return harness.drift(z[0], z[1])
 
     def q_only(both, i):
         both[f"l{i}.W_Q"][1] = left_blockdiag(both[f"l{i}.W_Q"][1], rot[i])
@@ -142,7 +142,7 @@ def test_A1_controls_break_the_function(data):
 def test_A2_identity_twin_is_bit_identical(optimizer, data):
     x, y, x_val = data
     both = transformer.stack([base_params()] * 2)
-    twins.make_twin(both, CFG, twins.Pair.of(optimizer, "identity", 42))
+    harness.make_twin(both, CFG, harness.Pair.of(optimizer, "identity", 42))
     settings = {"momentum": 0.9, "lr_aux": 1e-3}
     lr = {"adam": 1e-3, "sgd": 0.1, "scalar_adam": 3e-3, "muon": 0.02}[optimizer]
     steps = list(twins.train(both, CFG, twins.make_rule(optimizer, list(both), settings), lr, x, y, 3))
@@ -150,8 +150,8 @@ def test_A2_identity_twin_is_bit_identical(optimizer, data):
     for name, p in both.items():
         assert torch.equal(p[0], p[1]), name
     z = logits(both, x_val)
-    assert twins.drift(z[0], z[1]) == 0.0
-    assert max(twins.qk_drift(both, CFG)) == 0.0
+    assert harness.drift(z[0], z[1]) == 0.0
+    assert max(harness.qk_drift(both, CFG)) == 0.0
 
 
 # --- A3: gradient covariance --------------------------------------------------------------------
@@ -181,11 +181,11 @@ def test_A3_control_gl_compensated_action_keeps_logits_not_covariance(data):
     with torch.no_grad():
         for i in range(CFG.n_layer):
             for h in range(CFG.n_head):
-                rows = twins.head_rows(CFG, h)
+                rows = harness.head_rows(CFG, h)
                 both[f"l{i}.W_Q"][1, rows] = b @ both[f"l{i}.W_Q"][1, rows]
                 both[f"l{i}.W_K"][1, rows] = b_inv_t @ both[f"l{i}.W_K"][1, rows]
     z = logits(both, x_val)
-    assert twins.drift(z[0], z[1]) < 1e-12  # the GL action also keeps the function ...
+    assert harness.drift(z[0], z[1]) < 1e-12  # the GL action also keeps the function ...
     g = grads(both, x, y)["l0.W_Q"]
     assert rel(head_blocks(g[1], 0), b @ head_blocks(g[0], 0)) > BROKEN  # ... not the covariance
     assert rel(head_blocks(g[1], 0), b_inv_t @ head_blocks(g[0], 0)) < 1e-10  # it is contravariant
@@ -214,7 +214,7 @@ def _commute_error(rule_of, lr, steps, data, rot):
             else:
                 errors[name] = rel(p[1], p[0])
     z = logits(both, x_val)
-    return errors, twins.drift(z[0], z[1]), both
+    return errors, harness.drift(z[0], z[1]), both
 
 
 @pytest.mark.parametrize("steps, tol", [(1, 1e-10), (5, 1e-8)])
@@ -256,7 +256,7 @@ def test_A5_adam_first_step_defect_matches_prop44(data):
     g = grads(transformer.stack([base, base]), x, y)  # the base gradients (both rows equal)
     both = twin_of(base, rot)
     list(twins.train(both, CFG, optim.adam(), eta, x, y, 1))
-    m1, m2 = twins.qk_invariants(both, CFG, 0), twins.qk_invariants(both, CFG, 1)
+    m1, m2 = harness.qk_invariants(both, CFG, 0), harness.qk_invariants(both, CFG, 1)
     for i in range(CFG.n_layer):
         for h in range(CFG.n_head):
             args = [head_blocks(t, h) for t in (base[f"l{i}.W_Q"], base[f"l{i}.W_K"],
@@ -267,4 +267,4 @@ def test_A5_adam_first_step_defect_matches_prop44(data):
             assert float(actual.norm() / m1[i, h].norm()) > 1e-6
             assert rel(actual, _defect(*args, a, eta, a)) > 1e-2  # control: A instead of Aᵀ
     z = logits(both, x_val)
-    assert twins.drift(z[0], z[1]) > 1e-5
+    assert harness.drift(z[0], z[1]) > 1e-5

@@ -259,7 +259,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--threads", type=positive_int, help="torch threads")
     s.set_defaults(func=_sensing)
     d = sub.add_parser("diagnose", help="put an optimizer through the twin triplet (gauge, A=I, noise) -> verdict",
-                       description="Verdicts and thresholds: see gaugelab.diagnose (module docstring) and the README.")
+                       description="Verdicts and thresholds: see docs/diagnose.md and the docstring of "
+                                   "gaugelab.diagnose.verdicts.")
     d.add_argument("--optimizer", required=True,
                    help="a registry name (adam, muon, ...) or package.module:Attr (a torch.optim.Optimizer "
                         "subclass, a factory returning one, or a gaugelab.optim.Rule)")

@@ -10,7 +10,7 @@ import pytest
 import torch
 import yaml
 
-from gaugelab import cards, config, diagnose, figures, figures_twins, optim, runner, select, tables
+from gaugelab import cards, config, diagnose, figures, figures_twins, optim, portable, runner, select, tables
 from gaugelab.runtime import set_threads
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,7 +74,7 @@ def normalized_gd() -> optim.Rule:
     norm is gauge-invariant, so the rule is equivariant."""
 
     def update(grads, state, lr, t):
-        norm = sum(optim.run_sum(g * g) for g in grads).sqrt()  # (B,)
+        norm = portable.sqrt(sum(optim.run_sum(g * g) for g in grads))  # (B,)
         return [-(optim.per_run(lr / (norm + optim.EPS), g) * g) for g in grads], state
 
     return optim.Rule(KEY, True, lambda params: {}, update)

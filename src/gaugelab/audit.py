@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from . import diagnose, records, runtime, symmetries
+from . import diagnose, portable, records, runtime, symmetries
 from .audit_models import BUILTINS
 
 SCHEMA = records.AUDIT_SCHEMA
@@ -134,7 +134,7 @@ def _generic(params: list[Tensor]) -> list[Tensor]:
     g = torch.Generator().manual_seed(GENERIC_SEED)
     out = []
     for p in params:
-        rms = float(p.detach().pow(2).mean().sqrt()) if p.numel() else 0.0
+        rms = float(portable.sqrt(p.detach().pow(2).mean())) if p.numel() else 0.0
         out.append(p.detach() + GENERIC_SCALE * (rms or 1.0) * torch.randn(p.shape, generator=g, dtype=p.dtype))
     return out
 
@@ -167,8 +167,8 @@ class ModuleTestbed:
         state = {n: p.detach().clone() for n, p in zip(self.subject.names, params)}
         slices = sorted({(s, g.dim) for g in self.candidate.groups for o in g.orbits for s in o.slices},
                         key=lambda item: (item[0].param, item[0].axis, item[0].start))
-        rms = float(torch.cat([symmetries._block(state[s.param], s, dim).reshape(-1) for s, dim in slices])
-                    .pow(2).mean().sqrt())
+        block = torch.cat([symmetries._block(state[s.param], s, dim).reshape(-1) for s, dim in slices])
+        rms = float(portable.sqrt(block.pow(2).mean()))
         g = torch.Generator().manual_seed(self.noise_seed)
         for s, dim in slices:
             view = state[s.param].narrow(s.axis, s.start, dim)

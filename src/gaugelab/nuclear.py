@@ -16,7 +16,7 @@ from typing import Callable
 import torch
 from torch import Tensor
 
-from . import progress, records, runtime, sensing
+from . import portable, progress, records, runtime, sensing
 
 SCHEMA = records.CONVEX_SCHEMA
 FIELDS = ("seed", "rec", "erank", "nuc", "nuc_truth", "feasibility", "iterations", "primal_residual",
@@ -86,7 +86,7 @@ def effective_rank_exact(sigma: Tensor) -> float:
     :func:`gaugelab.sensing.effective_rank` (spec §9, §18.10; the difference is negligible)."""
     p = sigma / sigma.sum()
     p = p[p > 0]
-    return math.exp(-(p * torch.log(p)).sum().item())
+    return math.exp(-(p * portable.log(p)).sum().item())
 
 
 def reference(n: int, rank: int, per_dof: float, seed: int, *, max_iter: int = 20000, tol: float = 1e-11,

@@ -18,6 +18,8 @@ from typing import Callable, Sequence
 import torch
 from torch import Tensor
 
+from . import portable
+
 BETA1, BETA2, EPS = 0.9, 0.999, 1e-8
 
 State = dict[str, list[Tensor]]
@@ -100,7 +102,7 @@ def scalar_adam(beta1: float = BETA1, beta2: float = BETA2, eps: float = EPS) ->
         new, mhat, vhat = _adam_moments(grads, state, t, beta1, beta2)
         total = sum(run_sum(v).double() for v in vhat)
         count = sum(v[0].numel() for v in vhat)
-        scale = lr / (torch.sqrt(total / count) + eps)  # float64, one per run
+        scale = lr / (portable.sqrt(total / count) + eps)  # float64, one per run
         return [-(per_run(scale, m) * m) for m in mhat], new
 
     return Rule("scalar_adam", True, lambda params: _zeros(params, "m", "v"), update,
@@ -171,9 +173,9 @@ def muon_hybrid(matrix: Sequence[bool], lr_aux: float = 1e-3, beta: float = 0.9,
 
 
 def per_run_map(fn: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
-    """Apply ``fn`` to each run's slice separately. Vectorised and scalar transcendental kernels
-    (pow, log, exp) round differently and which entries fall in the scalar tail depends on the
-    tensor's length; per run, a run's arithmetic does not depend on its batch."""
+    """Apply ``fn`` to each run's slice separately. torch's vectorised and scalar pow kernels
+    (SLEEF's and the C library's) round differently, and which entries fall in the scalar tail
+    depends on the tensor's length; per run, a run's arithmetic does not depend on its batch."""
     return torch.stack([fn(row) for row in x])
 
 
@@ -183,7 +185,7 @@ def matrix_power(m: Tensor, p: float, floor: float = 1e-6) -> Tensor:
     evals, evecs = torch.linalg.eigh(m)
     clamped = evals.clamp_min(floor)
     flat = clamped.reshape(-1, clamped.shape[-1])  # pow per matrix (see per_run_map)
-    powered = per_run_map(lambda x: x.pow(p), flat).reshape(clamped.shape)
+    powered = per_run_map(lambda x: portable.power(x, p), flat).reshape(clamped.shape)
     return (evecs * powered.unsqueeze(-2)) @ evecs.mT
 
 
@@ -224,7 +226,7 @@ def adam(beta1: float = BETA1, beta2: float = BETA2, eps: float = EPS) -> Rule:
 
     def update(grads, state, lr, t):
         new, mhat, vhat = _adam_moments(grads, state, t, beta1, beta2)
-        return [-(per_run(lr, m) * (m / (v.sqrt() + eps))) for m, v in zip(mhat, vhat)], new
+        return [-(per_run(lr, m) * (m / (portable.sqrt(v) + eps))) for m, v in zip(mhat, vhat)], new
 
     return Rule("adam", False, lambda params: _zeros(params, "m", "v"), update,
                 {"beta1": beta1, "beta2": beta2, "eps": eps}, batching="entry")
@@ -235,7 +237,7 @@ def rmsprop(alpha: float = 0.99, eps: float = EPS) -> Rule:
 
     def update(grads, state, lr, t):
         vs = [alpha * v + (1 - alpha) * g * g for v, g in zip(state["v"], grads)]
-        return [-(per_run(lr, g) * (g / (v.sqrt() + eps))) for g, v in zip(grads, vs)], {"v": vs}
+        return [-(per_run(lr, g) * (g / (portable.sqrt(v) + eps))) for g, v in zip(grads, vs)], {"v": vs}
 
     return Rule("rmsprop", False, lambda params: _zeros(params, "v"), update,
                 {"alpha": alpha, "eps": eps}, batching="entry")
@@ -280,7 +282,7 @@ def adafactor(beta2: float = BETA2, eps: float = EPS, tiny: float = 1e-30) -> Ru
         sq = [g * g for g in grads]
         rows = [beta2 * r + (1 - beta2) * s.mean(dim=-1) for r, s in zip(state["R"], sq)]
         cols = [beta2 * c + (1 - beta2) * s.mean(dim=-2) for c, s in zip(state["C"], sq)]
-        deltas = [-(per_run(lr, g) * (g / (adafactor_second_moment(r, c, tiny).sqrt() + eps)))
+        deltas = [-(per_run(lr, g) * (g / (portable.sqrt(adafactor_second_moment(r, c, tiny)) + eps)))
                   for g, r, c in zip(grads, rows, cols)]
         return deltas, {"R": rows, "C": cols}
 
@@ -302,18 +304,18 @@ def adam_p(p: float = 1.0, convention: str = "rms", beta1: float = BETA1, beta2:
     def update(grads, state, lr, t):
         new, mhat, vhat = _adam_moments(grads, state, t, beta1, beta2)
         if p >= 1:
-            return [-(per_run(lr, m) * (m / (v.sqrt() + eps))) for m, v in zip(mhat, vhat)], new
-        roots = [v.sqrt() for v in vhat]
+            return [-(per_run(lr, m) * (m / (portable.sqrt(v) + eps))) for m, v in zip(mhat, vhat)], new
+        roots = [portable.sqrt(v) for v in vhat]
         count = sum(v[0].numel() for v in vhat)
         if convention == "rms":
-            pooled = (sum(run_sum(v) for v in vhat) / count).sqrt()
+            pooled = portable.sqrt(sum(run_sum(v) for v in vhat) / count)
         else:
-            logs = sum(run_sum(per_run_map(lambda x: (x + eps).log(), r)) for r in roots)
-            pooled = per_run_map(torch.exp, (logs / count).unsqueeze(-1)).squeeze(-1)
-        scalar = per_run_map(lambda x: x.pow(1 - p), (pooled + eps).unsqueeze(-1)).squeeze(-1)
+            logs = sum(run_sum(portable.log(r + eps)) for r in roots)
+            pooled = portable.exp(logs / count)
+        scalar = per_run_map(lambda x: portable.power(x, 1 - p), (pooled + eps).unsqueeze(-1)).squeeze(-1)
         deltas = []
         for m, r in zip(mhat, roots):
-            denom = per_run_map(lambda x: x.pow(p), r + eps) * scalar.view(-1, *([1] * (r.dim() - 1)))
+            denom = per_run_map(lambda x: portable.power(x, p), r + eps) * scalar.view(-1, *([1] * (r.dim() - 1)))
             deltas.append(-(per_run(lr, m) * (m / (denom + eps))))
         return deltas, new
 

@@ -131,8 +131,11 @@ def _sha256(data: bytes) -> str:
 
 def settings_digest(settings: dict) -> str:
     """The digest of every setting that determines a record's numbers (canonical JSON), so two
-    records with the same digest and identity were made by the same computation."""
-    return _sha256(_canonical(settings))
+    records with the same digest and identity were made by the same computation. The revision of
+    the engine's elementwise math (:data:`gaugelab.portable.REVISION`) is one of them."""
+    from . import portable
+
+    return _sha256(_canonical({**settings, "elementwise_math": portable.REVISION}))
 
 
 def provenance(what: dict, settings: dict, numerics: str | None = None) -> dict:

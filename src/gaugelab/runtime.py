@@ -15,6 +15,9 @@ environment, where jobs, workers and the CLI inherit them:
 - ATen's CPU kernels at the AVX2 level: without it ATen picks AVX-512 where the CPU has it, and
   vector width changes the order of every reduction.
 
+No setting makes MKL's vector math (torch's CPU ``sqrt``, ``exp``, ``log``) the same on every
+vendor, so the engine takes those functions from :mod:`gaugelab.portable` instead.
+
 Every run goes through :func:`configure`, which reads both modes back from the libraries and
 refuses to run when they are not in effect. ``GAUGELAB_NUMERICS=native`` opts out (the machine's
 fastest kernels, bits not portable); records say which mode made them (:func:`environment`).

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from . import gauge, optim
+from . import gauge, optim, portable
 
 STATUS_INTERPOLATED, STATUS_BUDGET, STATUS_DIVERGED = "interpolated", "budget", "diverged"
 DIVERGENCE_BOUND = 1e8
@@ -196,7 +196,7 @@ def loss_and_gradients(inst: Instance, u: Tensor, v: Tensor, layout: Layout) -> 
 def effective_rank(sigma: Tensor) -> Tensor:
     """Entropy effective rank of singular values (not their squares), with 1e-12 guards."""
     p = sigma / (sigma.sum(dim=-1, keepdim=True) + 1e-12)
-    return torch.exp(-(p * torch.log(p + 1e-12)).sum(dim=-1))
+    return portable.exp(-(p * portable.log(p + 1e-12)).sum(dim=-1))
 
 
 def metrics(target: Tensor, u: Tensor, v: Tensor) -> dict[str, Tensor]:

@@ -28,12 +28,13 @@ per-adapter dicts). :mod:`gaugelab.audit` verifies every candidate numerically.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor, nn
 
-from . import gauge
+from . import gauge, portable
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ def rotate(params: dict[str, Tensor], groups: list[Group], rotations: list[list[
 def pair_rotation(angles: Tensor) -> Tensor:
     """The dim×dim rotation by angle φ_i in each plane (i, i + dim/2): commutes with RoPE."""
     half = angles.numel()
-    c, s = torch.cos(angles), torch.sin(angles)
+    c, s = portable.scalar_map(math.cos, angles), portable.scalar_map(math.sin, angles)
     a = torch.zeros(2 * half, 2 * half, dtype=angles.dtype)
     i = torch.arange(half)
     a[i, i], a[i + half, i + half], a[i, i + half], a[i + half, i] = c, c, -s, s

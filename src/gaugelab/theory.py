@@ -21,21 +21,21 @@ from typing import Callable
 import torch
 from torch import Tensor
 
-from . import sensing
+from . import portable, sensing
 
 Number = "float | Tensor"  # annotation alias: floats or float64 tensors, elementwise
 
 
 def _exp(x):
-    return torch.exp(x) if isinstance(x, Tensor) else math.exp(x)
+    return portable.exp(x) if isinstance(x, Tensor) else math.exp(x)
 
 
 def _log(x):
-    return torch.log(x) if isinstance(x, Tensor) else math.log(x)
+    return portable.log(x) if isinstance(x, Tensor) else math.log(x)
 
 
 def _sqrt(x):
-    return torch.sqrt(x) if isinstance(x, Tensor) else math.sqrt(x)
+    return portable.sqrt(x) if isinstance(x, Tensor) else math.sqrt(x)
 
 
 # --- flows on the sensing problem ---------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Protocol, Sequence
 import torch
 from torch import Tensor
 
-from .. import gauge, harness, runner, sensing, tasks, transformer
+from .. import gauge, harness, portable, runner, sensing, tasks, transformer
 from .errors import DiagnoseError
 
 NOISE_SEED = 888
@@ -79,7 +79,7 @@ class SensingTestbed:
         g = torch.Generator().manual_seed(self.noise_seed)
         out = []
         for p in params:
-            rms = p.pow(2).mean().sqrt()
+            rms = portable.sqrt(p.pow(2).mean())
             out.append(p + sigma * rms * torch.randn(p.shape, generator=g, dtype=self.dtype))
         return out
 
@@ -144,7 +144,7 @@ class AttentionTestbed:
 
     def noise(self, params, sigma):
         qk = [p for n, p in zip(self.names, params) if n.endswith((".W_Q", ".W_K"))]
-        rms = float(torch.cat([p.reshape(-1) for p in qk]).pow(2).mean().sqrt())
+        rms = float(portable.sqrt(torch.cat([p.reshape(-1) for p in qk]).pow(2).mean()))
         stacked = {n: p.clone() for n, p in self._stacked(params).items()}
         harness.add_noise(stacked, self.cfg, sigma * rms, self.noise_seed, run=0)
         return [stacked[n][0] for n in self.names]

@@ -46,9 +46,7 @@ rule figure1:
         "../envs/gaugelab.yaml"
     params:
         strict=config["zoo"]["strict"],
-        grids=config["zoo"]["grids"],
         tol=config["zoo"]["tol"],
-        rule=config["zoo"]["selection"],
     message:
         "Figure 1: the zoo map"
     script:

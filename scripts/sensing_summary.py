@@ -7,8 +7,7 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 from gaugelab import records, select  # noqa: E402
 
-runs = select.frame([records.read(path) for path in snakemake.input.runs])
-cells = select.aggregate(runs)
-summary = select.select(cells, snakemake.params.grids, snakemake.params.rule, snakemake.params.tol)
+p = snakemake.params
+summary = select.summary([records.read(path) for path in snakemake.input.runs], p.grids, p.rule, p.tol)
 records.write_table(summary, snakemake.output[0])
 print(summary[summary["selected"]].to_string())

@@ -102,9 +102,11 @@ def test_a_table9_root_that_is_a_file_is_refused(tmp_path, capsys):
      f"config key table9/steps/{MODEL}: 100000000 is greater than the maximum"),
     (["table9", "--step1", "--steps", "1"], "--steps does not apply to --step1"),
     (["table9", "--model", MODEL, "--corpus", "/nonexistent/input.txt"], "--corpus /nonexistent/input.txt: no such file"),
+    (["summarize", "--experiment", "nope", "/nonexistent.json"], "no sensing experiment 'nope'"),
+    (["summarize", "/nonexistent.json"], "/nonexistent.json"),
 ])
 def test_a_bad_value_is_refused_in_one_line(argv, message, tmp_path, capsys):
-    if "-o" not in argv and argv[0] in ("sensing", "twins", "diagnose"):
+    if "-o" not in argv and argv[0] in ("sensing", "twins", "diagnose", "summarize"):
         argv = [*argv, "-o", str(tmp_path / "run.json")]
     if argv[0] == "table9":
         argv = [*argv, "--root", str(tmp_path)]

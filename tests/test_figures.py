@@ -181,3 +181,14 @@ def test_figure2_shades_the_d5_pairs_behind_a_gauge_twin():
     ax = figures_twins.figure2(SMOKE_CURVES, spread=spread).axes[0]
     bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
     assert len(bands) == 1 and any("D.5" in t.get_text() for t in ax.get_legend().get_texts())
+
+
+def test_figure1_rows_refuse_a_selected_cell_that_did_not_interpolate_on_every_seed():
+    runs = pd.DataFrame([{"method": m, "lr": 0.01, "seed": s, "perturbation": 0.0, "rec": 0.1, "erank": 3.0}
+                         for m in ("gd", "adam") for s in (1, 2)])
+    selected = pd.DataFrame([{"method": "gd", "lr": 0.01, "rec": 0.1, "erank": 3.0, "worst_train": 1e-9},
+                             {"method": "adam", "lr": 0.01, "rec": 0.1, "erank": 3.0, "worst_train": 2e-7}])
+    selected = selected.set_index("method")
+    assert len(figures.figure1_rows(runs, selected)) == 2  # no tol: not checked
+    with pytest.raises(AssertionError, match="selected cells of adam did not interpolate"):
+        figures.figure1_rows(runs, selected, tol=1e-7)

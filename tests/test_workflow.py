@@ -233,6 +233,25 @@ def test_smoke_run_produces_the_controls(smoke):
     assert len(counts) == 3
 
 
+def test_gaugelab_summarize_gives_each_experiments_summary_byte_for_byte(smoke, tmp_path):
+    """Outside Snakemake, `gaugelab summarize` makes the summary job's file from the same records
+    (each experiment's own runs and the ones it reads from the zoo, controls.run_sources)."""
+    from gaugelab import config, controls
+
+    cfg = config.load(str(SMOKE))
+    experiments = controls.sensing_experiments(cfg)
+    sources = controls.run_sources(experiments, cfg["seeds"], cfg["dtype"])
+    summarized = [name for name in experiments if not name.startswith("schedule_")]  # the schedule
+    assert len(summarized) == 5  # control's arms have no summary job: its table reads their runs
+    for name in summarized:
+        paths = [smoke / f"results/runs/{sources[key]}/{key[1]}/lr{float(key[2])!r}/seed{key[3]}.json"
+                 for key in sources if key[0] == name]
+        out = tmp_path / f"{name}.csv"
+        subprocess.run([sys.executable, "-m", "gaugelab.cli", "summarize", "--config", str(SMOKE), "--experiment",
+                        name, *map(str, paths), "-o", str(out)], check=True, capture_output=True)
+        assert out.read_bytes() == (smoke / f"results/{name}/summary.csv").read_bytes(), name
+
+
 
 def test_a_running_jobs_log_shows_progress_lines(tmp_path):
     """A real training job started by Snakemake (one twin pair of the smoke model, lengthened so

@@ -114,6 +114,43 @@ def _sensing(args: argparse.Namespace) -> int:
     return 0
 
 
+def _summarize(args: argparse.Namespace) -> int:
+    """A sensing experiment's summary CSV from its run records, as the workflow's summary job
+    makes it; the records must be the experiment's runs, every one, made with its settings."""
+    from . import select
+
+    _output(args.output)
+    cfg = configuration.load(args.config)
+    experiments = controls.sensing_experiments(cfg)
+    if args.experiment not in experiments:
+        raise UsageError(f"no sensing experiment {args.experiment!r}; known: {', '.join(experiments)}")
+    exp = experiments[args.experiment]
+    cells = {(m, float(lr), int(seed)) for m, grid in exp["grids"].items() for lr in grid for seed in cfg["seeds"]}
+    found = {}
+    for path in args.records:
+        try:
+            rec = records.read(path)
+        except records.RecordError as exc:
+            raise UsageError(str(exc)) from None
+        cell = (rec["method"], float(rec["lr"]), int(rec["seed"]))
+        if cell not in cells or rec["perturbation"] != 0:
+            raise UsageError(f"{path}: {cell[0]} lr {cell[1]:g} seed {cell[2]} (perturbation "
+                             f"{rec['perturbation']:g}) is not a run of experiment {args.experiment!r}")
+        settings = records.settings_digest(runner.run_settings(exp, rec["method"], cfg["dtype"]))
+        if rec["provenance"]["settings"] != settings:
+            raise UsageError(f"{path}: made with other settings than experiment {args.experiment!r} asks for")
+        found[cell] = rec
+    missing = sorted(cells - set(found))
+    if missing:
+        m, lr, seed = missing[0]
+        raise UsageError(f"{len(missing)} of experiment {args.experiment!r}'s {len(cells)} runs are missing "
+                         f"(first: {m} lr {lr:g} seed {seed})")
+    summary = select.summary(list(found.values()), exp["grids"], exp["selection"], exp["tol"])
+    records.write_table(summary, args.output)
+    print(summary[summary["selected"]].to_string())
+    return 0
+
+
 def _options(items: list[str] | None) -> dict:
     """--option KEY=VALUE (repeatable; the value read as YAML) as keyword arguments."""
     import yaml
@@ -258,6 +295,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--device", choices=["auto", "cpu", "cuda"])
     s.add_argument("--threads", type=positive_int, help="torch threads")
     s.set_defaults(func=_sensing)
+    m = sub.add_parser("summarize", help="a sensing experiment's run records -> its summary CSV (seed means, selection)")
+    m.add_argument("records", nargs="+", help="the experiment's run records (JSON), every one")
+    m.add_argument("-o", "--output", required=True, help="summary path (CSV, with a .sha256 beside it)")
+    m.add_argument("--config", help="YAML config (default: the paper's protocol)")
+    m.add_argument("--experiment", default="zoo", help="sensing experiment: zoo or an arm of a control")
+    m.set_defaults(func=_summarize)
     d = sub.add_parser("diagnose", help="put an optimizer through the twin triplet (gauge, A=I, noise) -> verdict",
                        description="Verdicts and thresholds: see docs/diagnose.md and the docstring of "
                                    "gaugelab.diagnose.verdicts.")

@@ -92,9 +92,13 @@ def figure1_row(ax, ax_rank, y: float, r: dict, paper: dict[str, float]) -> dict
     return seen
 
 
-def figure1_rows(runs, selected) -> list[dict]:
-    """Figure 1's rows from the zoo's runs (select.frame) and its selected cells (select.select's
-    selected rows, indexed by method): each method's rec and erank and its seeds' values."""
+def figure1_rows(runs, selected, tol: float | None = None) -> list[dict]:
+    """Figure 1's rows from the zoo's runs (select.frame) and its selected cells (the summary's
+    selected rows, indexed by method): each method's rec and erank and its seeds' values. With
+    ``tol``, every selected cell must have interpolated on every seed (worst train < tol)."""
+    failed = [m for m, r in selected.iterrows() if tol is not None and not r["worst_train"] < tol]
+    if failed:
+        raise AssertionError(f"Figure 1: the selected cells of {', '.join(failed)} did not interpolate on every seed")
     return [{"method": m, "rec": float(r["rec"]), "erank": float(r["erank"]),
              **{f"seeds_{q}": select.seed_values(runs, m, r["lr"], q) for q in ("rec", "erank")}}
             for m, r in selected.iterrows()]

@@ -22,6 +22,12 @@ def frame(recs: list[dict]) -> pd.DataFrame:
 
 
 
+def summary(recs: list[dict], grids: dict[str, list[float]], rule: str, tol: float) -> pd.DataFrame:
+    """A sensing experiment's summary from its run records: seed means per cell and the rule's
+    selection (what ``results/<experiment>/summary.csv`` holds)."""
+    return select(aggregate(frame(recs)), grids, rule, tol)
+
+
 def seed_values(runs: pd.DataFrame, method: str, lr: float, column: str) -> list[float]:
     """One cell's unperturbed per-seed values in seed order: the spread behind its mean."""
     cell = runs[(runs["method"] == method) & (runs["lr"] == lr) & (runs["perturbation"] == 0)]

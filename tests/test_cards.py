@@ -24,6 +24,19 @@ def test_every_rule_has_a_card_of_its_class():
     assert all(key == card.key for key, card in cards.ALL.items())
 
 
+def test_every_twin_card_has_the_twins_form_of_its_rule():
+    """optim.ATTENTION is the twins' one definition of their rules: one per twin card, of the card's
+    class and named after the registry rule it runs (SGD is momentum, Muon the hybrid)."""
+    assert tuple(optim.ATTENTION) == cards.twin_optimizers()
+    runs = {name: optim.attention_rule(name, [True, False], 0.9, 1e-3) for name in optim.ATTENTION}
+    assert {name: rule.name for name, rule in runs.items()} == {"adam": "adam", "sgd": "momentum",
+                                                                 "scalar_adam": "scalar_adam", "muon": "muon_hybrid"}
+    assert all(rule.equivariant == cards.card(name).equivariant for name, rule in runs.items())
+    assert runs["sgd"].hparams["beta"] == 0.9 and runs["muon"].hparams["lr_aux"] == 1e-3
+    with pytest.raises(ValueError, match="unknown twin optimizer 'lion'"):
+        optim.attention_rule("lion", [True], 0.9, 1e-3)
+
+
 def test_the_schemas_enums_are_the_cards():
     """The schema file, read as YAML: adding a card means adding its key there too (the one line
     docs/adding-an-optimizer.md names), in card order."""

@@ -172,6 +172,26 @@ def muon_hybrid(matrix: Sequence[bool], lr_aux: float = 1e-3, beta: float = 0.9,
                 {"lr_aux": lr_aux, "beta": beta, "ns_steps": ns_steps, "beta1": beta1, "beta2": beta2, "eps": eps})
 
 
+# The attention twins' optimizers (cards.twin_optimizers) as the twins run them (Section 6;
+# attention.md §6): matrix flags which parameters are matrices, beta is the config's momentum.
+ATTENTION: dict[str, Callable[..., Rule]] = {
+    "adam": lambda matrix, beta, lr_aux: adam(),
+    "sgd": lambda matrix, beta, lr_aux: momentum(beta),  # the paper's SGD: heavy-ball momentum
+    "scalar_adam": lambda matrix, beta, lr_aux: scalar_adam(),
+    "muon": lambda matrix, beta, lr_aux: muon_hybrid(matrix, lr_aux=lr_aux, beta=beta),
+}
+
+
+def attention_rule(name: str, matrix: Sequence[bool], beta: float, lr_aux: float | None) -> Rule:
+    """``name``'s rule as the attention twins run it (:data:`ATTENTION`); an unknown name fails,
+    listing the known ones."""
+    try:
+        form = ATTENTION[name]
+    except KeyError:
+        raise ValueError(f"unknown twin optimizer {name!r}; known: {', '.join(ATTENTION)}") from None
+    return form(list(matrix), beta, lr_aux)
+
+
 def per_run_map(fn: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
     """Apply ``fn`` to each run's slice separately. torch's vectorised and scalar pow kernels
     (SLEEF's and the C library's) round differently, and which entries fall in the scalar tail

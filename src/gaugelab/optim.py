@@ -182,7 +182,7 @@ ATTENTION: dict[str, Callable[..., Rule]] = {
 }
 
 
-def attention_rule(name: str, matrix: Sequence[bool], beta: float, lr_aux: float | None) -> Rule:
+def attention_rule(name: str, matrix: Sequence[bool], beta: float | None, lr_aux: float | None) -> Rule:
     """``name``'s rule as the attention twins run it (:data:`ATTENTION`); an unknown name fails,
     listing the known ones."""
     try:

@@ -41,9 +41,9 @@ def make_rule(optimizer: str, names: list[str], settings: dict) -> optim.Rule:
     """The pair's update rule, from the one definition in :mod:`gaugelab.optim`
     (``optim.attention_rule``): Adam; SGD = heavy-ball momentum (no dampening); scalar-Adam (one
     scalar over every parameter); Muon = the hybrid (NS5 on every W_Q, W_K, W_V, W_O, W_1, W_2;
-    Adam at ``lr_aux`` on the rest)."""
-    return optim.attention_rule(optimizer, [transformer.is_matrix(n) for n in names], settings["momentum"],
-                                settings.get("lr_aux"))
+    Adam at ``lr_aux`` on the rest). Only SGD and Muon read ``momentum``; only Muon ``lr_aux``."""
+    return optim.attention_rule(optimizer, [transformer.is_matrix(n) for n in names],
+                                settings.get("momentum"), settings.get("lr_aux"))
 
 
 # --- the run (§6.1, §8, §9.7) -------------------------------------------------------------------

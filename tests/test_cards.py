@@ -4,6 +4,7 @@ optimizer added as one rule and one card reaches Table 2, Figure 1 and the diagn
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,18 @@ def test_the_schemas_enums_are_the_cards():
     assert list(props["twins"]["properties"]["lr"]["properties"]) == twins, "twins/lr: one per twin card"
     table9 = props["table9"]["properties"]["lr"]["properties"]
     assert [list(table9[task]["properties"]) for task in ("mod", "text")] == [twins, twins], "table9/lr"
+
+
+def test_an_optimizer_key_is_spelt_in_its_rule_and_its_card_only():
+    """Every other engine module names an optimizer by its cards constant (cards.ADAM, ...), so a
+    grep for a key finds its definition. "momentum" is also the twins' config key for beta."""
+    src = ROOT / "src" / "gaugelab"
+    for key in cards.ALL:
+        spelt = re.compile(rf"""(["']){key}\1""")
+        found = {p.relative_to(src).as_posix() for p in src.rglob("*.py") if spelt.search(p.read_text())}
+        if key == cards.MOMENTUM:
+            found -= {"suite64.py", "twins.py"}  # settings["momentum"], the config key
+        assert found == {"optim.py", "cards.py"}, (key, sorted(found))
 
 
 def test_names_colours_and_orders_are_the_papers():

@@ -35,23 +35,31 @@ class Card:
 
 EQ, CW = True, False
 
+# The registry keys, spelt once. Wherever the engine names one optimizer (the GD/Adam midpoint of
+# the rank split, App. D.7's RMSProp arm, Section 6's Adam, Muon, SGD and scalar-Adam quantities,
+# Table 9's Adam rows, the paper's numbers) it uses these, so a key is written in its rule (optim)
+# and here only (tests/test_cards.py). A new optimizer needs one only where an analysis names it.
+GD, MOMENTUM, ADAM, SCALAR_ADAM, RMSPROP = "gd", "momentum", "adam", "scalar_adam", "rmsprop"
+SIGNUM, LION, ADAFACTOR, MUON, SHAMPOO = "signum", "lion", "adafactor", "muon", "shampoo"
+SGD, ADAM_P = "sgd", "adam_p"
+
 # In the schema's enum order: the sensing methods, then the twins' SGD, then the dial.
 ALL: dict[str, Card] = {card.key: card for card in (
-    Card("gd", EQ, "GD", colour="#000000", zoo=True),
-    Card("momentum", EQ, "momentum"),
-    Card("adam", CW, "Adam", colour="#D55E00", zoo=True, twin=1, table9=1),
-    Card("scalar_adam", EQ, "scalar-Adam ($p{=}0$)", plain="scalar-Adam (p=0)", short="scalar-Adam",
+    Card(GD, EQ, "GD", colour="#000000", zoo=True),
+    Card(MOMENTUM, EQ, "momentum"),
+    Card(ADAM, CW, "Adam", colour="#D55E00", zoo=True, twin=1, table9=1),
+    Card(SCALAR_ADAM, EQ, "scalar-Adam ($p{=}0$)", plain="scalar-Adam (p=0)", short="scalar-Adam",
          colour="#56B4E9", zoo=True, twin=3, table9=2),
-    Card("rmsprop", CW, "RMSProp", colour="#E69F00", zoo=True),
-    Card("signum", CW, "signum", colour="#7A5C00", zoo=True),
-    Card("lion", CW, "Lion", colour="#C7A100", zoo=True),
-    Card("adafactor", CW, "Adafactor", colour="#CC79A7", zoo=True),
-    Card("muon", EQ, "Muon", colour="#0072B2", zoo=True, twin=4, table9=3, lr_aux=True),  # twins: the hybrid
-    Card("shampoo", EQ, "Shampoo", colour="#009E73", zoo=True),
+    Card(RMSPROP, CW, "RMSProp", colour="#E69F00", zoo=True),
+    Card(SIGNUM, CW, "signum", colour="#7A5C00", zoo=True),
+    Card(LION, CW, "Lion", colour="#C7A100", zoo=True),
+    Card(ADAFACTOR, CW, "Adafactor", colour="#CC79A7", zoo=True),
+    Card(MUON, EQ, "Muon", colour="#0072B2", zoo=True, twin=4, table9=3, lr_aux=True),  # twins: the hybrid
+    Card(SHAMPOO, EQ, "Shampoo", colour="#009E73", zoo=True),
     # The attention twins' SGD is heavy-ball momentum (optim.momentum) under the paper's name.
-    Card("sgd", EQ, "SGD", colour="#8C8C8C", sensing=False, twin=2, table9=4),
+    Card(SGD, EQ, "SGD", colour="#8C8C8C", sensing=False, twin=2, table9=4),
     # Adam-p's class at its default p = 1 (Adam); the dial sets p and convention per run.
-    Card("adam_p", CW, "Adam-$p$", plain="Adam-p", sensing=False),
+    Card(ADAM_P, CW, "Adam-$p$", plain="Adam-p", sensing=False),
 )}
 
 

@@ -89,7 +89,7 @@ def _sensing(args: argparse.Namespace) -> int:
     experiments = {**controls.sensing_experiments(cfg), "dial": cfg["dial"]}
     if args.experiment not in experiments:
         raise UsageError(f"no sensing experiment {args.experiment!r}; known: {', '.join(experiments)}")
-    if args.method != "adam_p" and (args.p is not None or args.convention is not None):
+    if args.method != cards.ADAM_P and (args.p is not None or args.convention is not None):
         raise UsageError("--p and --convention set an Adam-p variant: they need --method adam_p")
     exp = dict(experiments[args.experiment])
     for key in ("n", "rank", "width", "budget", "init", "tol"):
@@ -101,7 +101,7 @@ def _sensing(args: argparse.Namespace) -> int:
     # every sensing experiment has the zoo block's schema and rules; the dial has its own block
     configuration.validate({"dial" if args.experiment == "dial" else "zoo": exp})
     method, rules = args.method, None
-    if args.method == "adam_p":  # the dial's variant rule, under the dial's label (p1, rms_p0.5, ...)
+    if args.method == cards.ADAM_P:  # the dial's variant rule, under the dial's label (p1, rms_p0.5, ...)
         p, convention = 1.0 if args.p is None else args.p, args.convention or "rms"
         method = dial.label(p, convention)
         rules = {method: optim.adam_p(p, convention)}

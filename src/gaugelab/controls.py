@@ -13,7 +13,7 @@ import math
 
 import pandas as pd
 
-from . import select
+from . import cards, select
 
 SCHEDULE_MODES = {"const": "schedule_const", "decay": "schedule_decay", "decay-full": "schedule_decay_full"}
 RMSPROP_MODE, RMSPROP_ARM = "const-60k", "schedule_rmsprop_const"
@@ -49,8 +49,8 @@ def schedule_arms(config: dict) -> dict[str, dict]:
     }
     if full:
         arms[SCHEDULE_MODES["decay-full"]] = _arm(zoo, full, decayed=everyone, early_stop=False, selection="S3a")
-    if "rmsprop" in grids:
-        arms[RMSPROP_ARM] = _arm(zoo, {"rmsprop": grids["rmsprop"]}, decayed=[], selection="S3a",
+    if cards.RMSPROP in grids:
+        arms[RMSPROP_ARM] = _arm(zoo, {cards.RMSPROP: grids[cards.RMSPROP]}, decayed=[], selection="S3a",
                                  budget=settings["rmsprop_budget"])
     return arms
 
@@ -99,7 +99,7 @@ def init_scale(summaries: dict[float, pd.DataFrame], zoo_summary: pd.DataFrame, 
                          "rec": r["rec"], "erank": r["erank"], "train": r["train"],
                          "interpolates": bool(r["train"] < tol), "as_table2": same})
         eq = [v for m, v in chosen["rec"].items() if select.klass(m) == "eq" and math.isfinite(v)]
-        adam = chosen["rec"].get("adam", math.nan)
+        adam = chosen["rec"].get(cards.ADAM, math.nan)
         weak = "HOLDS" if eq and math.isfinite(adam) and max(eq) < adam else "FAILS"
         split = select.clean_split(chosen.reset_index())
         checks.append({"init": scale, "eq_max": max(eq) if eq else math.nan, "adam_rec": adam,
@@ -159,8 +159,8 @@ def midpoint_counts(table: pd.DataFrame) -> pd.DataFrame:
             chosen = chosen_rows(table, mode, rule)
             by = chosen.set_index("method")["rec"]
             count = select.midpoint_split(chosen)
-            rows.append({"mode": mode, "rule": rule, "rec_gd": by.get("gd", math.nan),
-                         "rec_adam": by.get("adam", math.nan), **count})
+            rows.append({"mode": mode, "rule": rule, "rec_gd": by.get(cards.GD, math.nan),
+                         "rec_adam": by.get(cards.ADAM, math.nan), **count})
     return pd.DataFrame(rows)
 
 
@@ -171,9 +171,9 @@ def deltas(table: pd.DataFrame) -> pd.DataFrame:
         hit = hit[hit["method"] == method]
         return float(hit["rec"].iloc[0]) if len(hit) else math.nan
 
-    pairs = [("adam", "const", "adam", "decay"), ("adam", "const", "adam", "decay-full"),
-             ("gd", "const", "gd", "decay"), ("gd", "const", "gd", "decay-full"),
-             ("gd", "decay-full", "muon", "decay"), ("muon", "const", "muon", "decay")]
+    pairs = [(cards.ADAM, "const", cards.ADAM, "decay"), (cards.ADAM, "const", cards.ADAM, "decay-full"),
+             (cards.GD, "const", cards.GD, "decay"), (cards.GD, "const", cards.GD, "decay-full"),
+             (cards.GD, "decay-full", cards.MUON, "decay"), (cards.MUON, "const", cards.MUON, "decay")]
     return pd.DataFrame([{"from": f"{m1} ({mode1})", "to": f"{m2} ({mode2})", "delta": rec(mode2, m2) - rec(mode1, m1)}
                          for m1, mode1, m2, mode2 in pairs])
 
@@ -193,10 +193,10 @@ def classification(zoo_summary: pd.DataFrame, table: pd.DataFrame) -> pd.DataFra
          "rests_on": f"eq_max {split['eq_max']:.4f}, cw_min {split['cw_min']:.4f}, gap {split['gap']:.4f}"},
         {"form": "midpoint (decay mode, rec-sel)", "correct": mid["correct"], "total": mid["total"],
          "verdict": "", "threshold": mid["threshold"],
-         "rests_on": f"rec_GD {get(by_decay, 'gd', 'rec'):.4f}, rec_Adam {get(by_decay, 'adam', 'rec'):.4f}"},
+         "rests_on": f"rec_GD {get(by_decay, cards.GD, 'rec'):.4f}, rec_Adam {get(by_decay, cards.ADAM, 'rec'):.4f}"},
         {"form": "rank split (Table 2 erank)", "correct": rank["correct"], "total": rank["total"],
          "verdict": "", "threshold": rank["threshold"],
-         "rests_on": f"erank_GD {get(by_zoo, 'gd', 'erank'):.2f}, erank_Adam {get(by_zoo, 'adam', 'erank'):.2f}"},
+         "rests_on": f"erank_GD {get(by_zoo, cards.GD, 'erank'):.2f}, erank_Adam {get(by_zoo, cards.ADAM, 'erank'):.2f}"},
     ])
 
 

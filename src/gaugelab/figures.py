@@ -223,7 +223,7 @@ def figure_dial(envelope: list[dict], gd_erank: float, planted_rank: int,
     """
     house_style()
     seeds, published = seeds or {}, published or {}
-    colour = cards.colour("adam")  # the dial is Adam's
+    colour = cards.colour(cards.ADAM)  # the dial is Adam's
     fig, ax = plt.subplots(figsize=(4.3, 2.8))
     handles, ys = [], [planted_rank, gd_erank]
     for convention, (lw, dashes, size, marker, label) in DIAL_CONVENTION.items():

@@ -18,17 +18,17 @@ from .figures import FAINT, MUTED, house_style, mark_published, published_handle
 # The series (optimizer, twin), line style and marker (attention.md §11.4); the noise twins are the
 # S6 records' sigma = 1e-7. Legend label, series, colour (the optimizer's card), style, marker:
 _TWIN_TEXT = {"gauge": "gauge twin", "noise": "noise twin ($10^{-7}$)"}
-_FIGURE2 = [(("adam", "gauge"), "-", "o"), (("adam", "noise"), ":", "s"),
-            (("muon", "gauge"), "-", "o"), (("muon", "noise"), ":", "s"),
-            (("sgd", "gauge"), "-", "^"), (("scalar_adam", "gauge"), "-", "D")]
+_FIGURE2 = [((cards.ADAM, "gauge"), "-", "o"), ((cards.ADAM, "noise"), ":", "s"),
+            ((cards.MUON, "gauge"), "-", "o"), ((cards.MUON, "noise"), ":", "s"),
+            ((cards.SGD, "gauge"), "-", "^"), ((cards.SCALAR_ADAM, "gauge"), "-", "D")]
 FIGURE2_SERIES = [(f"{cards.short(opt)}, {_TWIN_TEXT[twin]}", (opt, twin), cards.colour(opt), style, marker)
                   for (opt, twin), style, marker in _FIGURE2]
 
 
 # The published rows (Table 3's and the reference log's) of each plotted series.
-FIGURE2_ROWS = {"Adam gauge": ("adam", "gauge"), "Adam noise 1e-7": ("adam", "noise"), "Muon gauge": ("muon", "gauge"),
-                "Muon noise 1e-7": ("muon", "noise"), "SGD gauge": ("sgd", "gauge"),
-                "scalar-Adam gauge": ("scalar_adam", "gauge")}
+FIGURE2_ROWS = {"Adam gauge": (cards.ADAM, "gauge"), "Adam noise 1e-7": (cards.ADAM, "noise"), "Muon gauge": (cards.MUON, "gauge"),
+                "Muon noise 1e-7": (cards.MUON, "noise"), "SGD gauge": (cards.SGD, "gauge"),
+                "scalar-Adam gauge": (cards.SCALAR_ADAM, "gauge")}
 
 
 def figure2_published(values, final_step: int) -> dict[tuple[str, str], list[tuple[int, float]]]:
@@ -60,20 +60,20 @@ def figure2_annotations(ax, curves: dict[tuple[str, str], list[tuple[int, float]
     """Adam's structural split at step 1 (its power of ten from the records) and Muon's chaos at
     step 100, each where the records reach it; the texts sit clear of the curves and the legend."""
     at = lambda which, step: dict(curves[which]).get(step)
-    adam1, noise1 = at(("adam", "gauge"), 1), at(("adam", "noise"), 1)
+    adam1, noise1 = at((cards.ADAM, "gauge"), 1), at((cards.ADAM, "noise"), 1)
     if adam1 and noise1:
         k = math.floor(math.log10(adam1 / noise1))
         ax.annotate(f"structural split:\none step, $10^{{{k}}}\\times$ the noise twin", xy=(2, adam1),
                     xytext=(1.0, 0.985), textcoords=ax.get_xaxis_transform(), va="top",  # left of the rise
-                    fontsize=8.2, color=cards.colour("adam"),
-                    arrowprops={"arrowstyle": "->", "color": cards.colour("adam"), "lw": 0.8,
+                    fontsize=8.2, color=cards.colour(cards.ADAM),
+                    arrowprops={"arrowstyle": "->", "color": cards.colour(cards.ADAM), "lw": 0.8,
                                 "connectionstyle": "arc3,rad=0.25"})
-    muon100 = at(("muon", "gauge"), 100)
+    muon100 = at((cards.MUON, "gauge"), 100)
     if muon100:
         ax.annotate("chaos: Muon's gauge\nand noise twins\ntrace one curve", xy=(101, muon100),
                     xytext=(0.99, 2.4e-4), textcoords=ax.get_yaxis_transform(), ha="right",  # clear of the legend
-                    fontsize=8.2, color=cards.colour("muon"),
-                    arrowprops={"arrowstyle": "->", "color": cards.colour("muon"), "lw": 0.8,
+                    fontsize=8.2, color=cards.colour(cards.MUON),
+                    arrowprops={"arrowstyle": "->", "color": cards.colour(cards.MUON), "lw": 0.8,
                                 "connectionstyle": "arc3,rad=0.3"})
 
 

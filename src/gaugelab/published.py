@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from . import cards
+
 BOUNDS = ("decades", "at_least", "at_most", "between")
 
 
@@ -76,15 +78,15 @@ def count(source, row, quantity, value, printed, where, why="a count: must be eq
 # --- Section 5: Table 2, its classification counts and the convex reference row ---------------
 
 _TABLE2 = [  # method, lr*, rec, printed rec, erank (sensing.md §16)
-    ("muon", 0.1, 6.8e-6, "0.0000", 2.95),
-    ("gd", 0.01, 0.1312, "0.1312", 4.51),
-    ("scalar_adam", 1e-3, 0.2010, "0.2010", 5.43),
-    ("shampoo", 0.03, 0.2856, "0.2856", 6.95),
-    ("lion", 3e-4, 0.4248, "0.4248", 10.58),
-    ("signum", 3e-3, 0.4454, "0.4454", 7.83),
-    ("rmsprop", 1e-4, 0.5266, "0.5266", 12.80),
-    ("adafactor", 3e-4, 0.5430, "0.5430", 10.72),
-    ("adam", 0.01, 0.5734, "0.5734", 14.37),
+    (cards.MUON, 0.1, 6.8e-6, "0.0000", 2.95),
+    (cards.GD, 0.01, 0.1312, "0.1312", 4.51),
+    (cards.SCALAR_ADAM, 1e-3, 0.2010, "0.2010", 5.43),
+    (cards.SHAMPOO, 0.03, 0.2856, "0.2856", 6.95),
+    (cards.LION, 3e-4, 0.4248, "0.4248", 10.58),
+    (cards.SIGNUM, 3e-3, 0.4454, "0.4454", 7.83),
+    (cards.RMSPROP, 1e-4, 0.5266, "0.5266", 12.80),
+    (cards.ADAFACTOR, 3e-4, 0.5430, "0.5430", 10.72),
+    (cards.ADAM, 0.01, 0.5734, "0.5734", 14.37),
 ]
 T2 = "Table 2 (selection S1, mean over seeds 42, 123, 456)"
 
@@ -113,12 +115,12 @@ NUCLEAR: list[Value] = [
 _SIZE = "Section 5: 'a larger setting (60x60, rank 5), not tabulated: 0.000 (Muon), 0.077 (GD), 0.465 (Adam)'"
 SECOND_SIZE: list[Value] = [
     printed_value("Section 5 60x60", method, "rec", value, printed, _SIZE)
-    for method, value, printed in (("muon", 0.0, "0.000"), ("gd", 0.077, "0.077"), ("adam", 0.465, "0.465"))
+    for method, value, printed in ((cards.MUON, 0.0, "0.000"), (cards.GD, 0.077, "0.077"), (cards.ADAM, 0.465, "0.465"))
 ]
 
 # App. D.4, init scale: the paper's released log logs/zoo_init_scale.txt (sensing.md §16); S2 rows.
 INIT_LOG = "App. D.4, released log logs/zoo_init_scale.txt (sensing.md §16)"
-INIT_METHODS = ("gd", "adam", "scalar_adam", "muon", "shampoo")
+INIT_METHODS = (cards.GD, cards.ADAM, cards.SCALAR_ADAM, cards.MUON, cards.SHAMPOO)
 _INIT = {  # init -> (rec, erank) per method in INIT_METHODS order
     1e-3: [(0.1312, 4.51), (0.5734, 14.37), (0.2010, 5.43), (0.0000, 2.95), (0.2856, 6.95)],
     3e-3: [(0.2032, 5.52), (0.5747, 14.56), (0.2603, 6.38), (0.0000, 2.95), (0.3524, 8.15)],
@@ -135,8 +137,8 @@ for _init, _cells in _INIT.items():
     for _method, (_rec, _erank) in zip(INIT_METHODS, _cells):
         INIT_SCALE += [printed_value("App. D.4", init_row(_init, _method), "rec", _rec, f"{_rec:.4f}", INIT_LOG),
                        printed_value("App. D.4", init_row(_init, _method), "erank", _erank, f"{_erank:.2f}", INIT_LOG)]
-    _eq = max(rec for m, (rec, _) in zip(INIT_METHODS, _cells) if m != "adam")
-    _adam = dict(zip(INIT_METHODS, _cells))["adam"][0]
+    _eq = max(rec for m, (rec, _) in zip(INIT_METHODS, _cells) if m != cards.ADAM)
+    _adam = dict(zip(INIT_METHODS, _cells))[cards.ADAM][0]
     INIT_SCALE += [
         claim("App. D.4", f"init {_init:g} split check", "holds", "max equivariant rec < Adam's",
               "Section 5: 'The same is true for initialization scales of 1e-3 and 3e-3, though it is less "
@@ -158,9 +160,9 @@ INIT_SCALE += [
 # from the released log logs/zoo_lr_sensitivity.txt (sensing.md §16).
 FLOW_LOG = "App. D.2, released log logs/zoo_lr_sensitivity.txt (sensing.md §16)"
 LR_SENSITIVITY: list[Value] = []
-for _method, _lr, _rec, _erank in (("gd", 3e-3, 0.1132, 4.29), ("adam", 3e-4, 0.5598, 13.81),
-                                   ("scalar_adam", 3e-4, 0.1647, 4.94), ("muon", 3e-3, 0.9147, 33.72),
-                                   ("shampoo", 3e-2, 0.2856, 6.95)):
+for _method, _lr, _rec, _erank in ((cards.GD, 3e-3, 0.1132, 4.29), (cards.ADAM, 3e-4, 0.5598, 13.81),
+                                   (cards.SCALAR_ADAM, 3e-4, 0.1647, 4.94), (cards.MUON, 3e-3, 0.9147, 33.72),
+                                   (cards.SHAMPOO, 3e-2, 0.2856, 6.95)):
     LR_SENSITIVITY += [
         count("App. D.2", f"{_method} flow limit", "lr", _lr, f"{_lr:g}", FLOW_LOG, "a grid point: must be equal"),
         printed_value("App. D.2", f"{_method} flow limit", "rec", _rec, f"{_rec:.4f}", FLOW_LOG),
@@ -183,7 +185,7 @@ SCHEDULE: list[Value] = [
     # "does not improve": the full horizon lowers the recovery error by less than one printed unit.
     Value("Table 6", f"{method} decay-full vs const", "gain", 0.0, 1e-4, "no improvement", "at_most", _T6,
           "a bound: rec(const) - rec(decay-full) <= 1e-4 (one unit of the printed 4 decimals), rec-sel rows")
-    for method in ("gd", "adam")
+    for method in (cards.GD, cards.ADAM)
 ]
 
 

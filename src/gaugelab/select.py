@@ -160,8 +160,8 @@ def clean_split_from_values(pairs) -> dict:
 def rank_split(selected: pd.DataFrame) -> dict:
     """Secondary count: a method "preserves" if its erank is below the GD/Adam midpoint."""
     by = selected.set_index("method")["erank"]
-    if "gd" in by and "adam" in by and math.isfinite(by["gd"]) and math.isfinite(by["adam"]):
-        threshold = 0.5 * (by["gd"] + by["adam"])
+    if cards.GD in by and cards.ADAM in by and math.isfinite(by[cards.GD]) and math.isfinite(by[cards.ADAM]):
+        threshold = 0.5 * (by[cards.GD] + by[cards.ADAM])
     else:
         threshold = 9.0
     finite = by[by.map(math.isfinite)]
@@ -174,9 +174,9 @@ def midpoint_split(selected: pd.DataFrame) -> dict:
     mid = ½(rec_GD + rec_Adam) of the same selected rows; matches with its class are counted
     over the finite rows. NaN threshold (and no count) without both GD and Adam."""
     by = selected.set_index("method")["rec"]
-    if "gd" not in by or "adam" not in by or not (math.isfinite(by["gd"]) and math.isfinite(by["adam"])):
+    if cards.GD not in by or cards.ADAM not in by or not (math.isfinite(by[cards.GD]) and math.isfinite(by[cards.ADAM])):
         return {"threshold": math.nan, "correct": 0, "total": 0}
-    threshold = 0.5 * (by["gd"] + by["adam"])
+    threshold = 0.5 * (by[cards.GD] + by[cards.ADAM])
     finite = by[by.map(math.isfinite)]
     correct = sum((value < threshold) == (klass(m) == "eq") for m, value in finite.items())
     return {"threshold": float(threshold), "correct": int(correct), "total": len(finite)}

@@ -13,7 +13,7 @@ import math
 import pandas as pd
 
 from . import dial as dial_arms
-from . import controls, published, select
+from . import cards, controls, published, select
 from .compare import DIFFERS, EXACT, WITHIN, Found
 
 
@@ -125,16 +125,16 @@ def init_scale(rows: pd.DataFrame, checks: pd.DataFrame, sens: dict[float, pd.Da
         row = f"init {init:g} split check"
         at = f"max equivariant {c['eq_max']:.4f}, Adam {c['adam_rec']:.4f}"
         found[("App. D.4", row, "holds")] = Found(1.0 if c["weak_check"] == "HOLDS" else 0.0, at)
-        eq_method = next((m for (i, m), r in by.items() if i == init and m != "adam" and r["rec"] == c["eq_max"]), None)
-        s = _sens(sens.get(init), "adam", by[(init, "adam")]["lr"]) if (init, "adam") in by else math.nan
+        eq_method = next((m for (i, m), r in by.items() if i == init and m != cards.ADAM and r["rec"] == c["eq_max"]), None)
+        s = _sens(sens.get(init), cards.ADAM, by[(init, cards.ADAM)]["lr"]) if (init, cards.ADAM) in by else math.nan
         if eq_method is not None:
             s += _sens(sens.get(init), eq_method, by[(init, eq_method)]["lr"])
         found[("App. D.4", row, "gap")] = Found(float(c["adam_rec"] - c["eq_max"]), at, s)
     low, high = 1e-3, 1e-2
     methods = [m for m in published.INIT_METHODS if (low, m) in by and (high, m) in by]
     if len(methods) == len(published.INIT_METHODS):
-        worse = all(by[(high, m)]["rec"] > by[(low, m)]["rec"] for m in methods if m != "muon")
-        muon = max(by[(low, "muon")]["rec"], by[(high, "muon")]["rec"])
+        worse = all(by[(high, m)]["rec"] > by[(low, m)]["rec"] for m in methods if m != cards.MUON)
+        muon = max(by[(low, cards.MUON)]["rec"], by[(high, cards.MUON)]["rec"])
         at = "; ".join(f"{m} {by[(low, m)]['rec']:.4f} -> {by[(high, m)]['rec']:.4f}" for m in methods)
         found[("App. D.4", "init 0.01 edge lost", "holds")] = Found(1.0 if worse and muon < 1e-3 else 0.0, at)
     same = rows[rows["as_table2"].astype(str) == "True"]
@@ -181,7 +181,7 @@ def schedule(table: pd.DataFrame, sens: dict[str, pd.DataFrame] | None = None) -
                 found[v.key] = Found(split["correct"], f"of {split['total']}, mid {split['threshold']:.4f}")
         elif v.quantity == "count":
             mode = v.row.split()[-1]
-            cells = table[(table["mode"] == mode) & (table["rule"] == "rec-sel") & (table["method"] == "rmsprop")]
+            cells = table[(table["mode"] == mode) & (table["rule"] == "rec-sel") & (table["method"] == cards.RMSPROP)]
             if len(cells):
                 found[v.key] = Found(int(cells["gated"].sum()), f"of {len(cells)} lrs")
         elif v.quantity == "gain":
@@ -195,11 +195,11 @@ def schedule(table: pd.DataFrame, sens: dict[str, pd.DataFrame] | None = None) -
         else:
             mode, rule = v.row.split()[1:3]
             hit = chosen(mode, rule)
-            hit = hit[hit["method"] == "rmsprop"]
+            hit = hit[hit["method"] == cards.RMSPROP]
             if len(hit):
                 r = hit.iloc[0]
                 note = "floor: the selected row did not interpolate" if r["floor"] else ""
-                found[v.key] = Found(float(r["rec"]), f"lr {r['lr']:g}", _sens(sens.get(mode), "rmsprop", r["lr"]), note)
+                found[v.key] = Found(float(r["rec"]), f"lr {r['lr']:g}", _sens(sens.get(mode), cards.RMSPROP, r["lr"]), note)
     return found
 
 
@@ -240,8 +240,8 @@ def dial(envelope: pd.DataFrame, fixed: pd.DataFrame | None = None, sens: pd.Dat
 # Experiment -> (selection rule, methods) whose selected cells a published value rests on; methods
 # None: every method. The zoo also reruns each runner-up and the published lr (Table 2's near-tie
 # rule compares them); the lr-sensitivity control reruns each method's flow-limit cell.
-RERUN = {"second_size": [("S2", None)], "schedule_const": [("S3b", ["rmsprop"])],
-         "schedule_rmsprop_const": [("S3b", ["rmsprop"])], "schedule_decay": [("S3a", ["rmsprop"])],
+RERUN = {"second_size": [("S2", None)], "schedule_const": [("S3b", [cards.RMSPROP])],
+         "schedule_rmsprop_const": [("S3b", [cards.RMSPROP])], "schedule_decay": [("S3a", [cards.RMSPROP])],
          "dial": [("S4", None)]}
 
 

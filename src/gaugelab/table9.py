@@ -78,7 +78,7 @@ def rows(step1: list[dict], full: list[dict]) -> pd.DataFrame:
 def ratio_t9(step1: list[dict], name: str) -> float:
     """§9.6: min over the Adam gauge records of drift(1) ÷ drift(1) of the Adam noise record with
     the largest σ."""
-    sub = [r for r in step1 if r["config"] == name and r["optimizer"] == "adam"]
+    sub = [r for r in step1 if r["config"] == name and r["optimizer"] == cards.ADAM]
     gauge = [drift_at(r, 1) for r in sub if r["twin"] == "gauge"]
     noise = [r for r in sub if r["twin"] == "noise"]
     if not gauge or not noise:
@@ -151,7 +151,7 @@ def quantities(step1: list[dict], full: list[dict]) -> dict[tuple, compare.Found
         sub = [r for r in step1 if r["config"] == name]
         if not sub:
             continue
-        adam = [drift_at(r, 1) for r in sub if r["optimizer"] == "adam" and r["twin"] == "gauge"]
+        adam = [drift_at(r, 1) for r in sub if r["optimizer"] == cards.ADAM and r["twin"] == "gauge"]
         if len(adam) < ADAM_GAUGE_PAIRS:  # the published ranges and ratios are over six pairs
             continue
         found[("Table 9", f"{short} Adam gauge", "step1_min")] = Found(min(adam), f"step 1, {len(adam)} pairs")
@@ -167,7 +167,7 @@ def quantities(step1: list[dict], full: list[dict]) -> dict[tuple, compare.Found
     gaps = {}
     for name in MOD97:
         sub = [r for r in step1 if r["config"] == name and r["twin"] == "gauge"]
-        adam = [drift_at(r, 1) for r in sub if r["optimizer"] == "adam"]
+        adam = [drift_at(r, 1) for r in sub if r["optimizer"] == cards.ADAM]
         eq = [drift_at(r, 1) for r in sub if r["optimizer"] in EQUIVARIANT]
         if adam and eq:
             gaps[SHORT[name]] = math.log10(min(adam) / max(eq)) if max(eq) > 0 else math.inf
@@ -186,7 +186,7 @@ def _full_length(full: list[dict]) -> dict[tuple, compare.Found]:
     """The values only the full-length runs give (G5, G8, G9 and the late-time claims)."""
     Found = compare.Found
     found = {}
-    finals = {name: [r for r in full if r["config"] == name and r["optimizer"] == "adam" and r["twin"] == "gauge"]
+    finals = {name: [r for r in full if r["config"] == name and r["optimizer"] == cards.ADAM and r["twin"] == "gauge"]
               for name in CONFIGS}
     mod97 = [float(r["curve"][-1][1]) for name in MOD97 for r in finals[name]]
     if len(mod97) >= len(MOD97) * ADAM_GAUGE_PAIRS:
@@ -200,13 +200,13 @@ def _full_length(full: list[dict]) -> dict[tuple, compare.Found]:
         if (r["init_seed"], r["twin_seed"]) == (42, 777):
             for q in ("val_loss1", "val_loss2"):
                 found[("Section 6", "char-LM Adam gauge (42, 777)", q)] = Found(float(r[q]), f"step {r['steps_done']}")
-    sgd = [r for r in full if r["config"] == COLLAPSED and r["optimizer"] == "sgd"]
+    sgd = [r for r in full if r["config"] == COLLAPSED and r["optimizer"] == cards.SGD]
     if sgd:
         found[("Section 6", "6L/d256 SGD", "val_acc")] = Found(max(max(r["acc1"], r["acc2"]) for r in sgd),
                                                                f"max over {len(sgd)} SGD records, both copies")
     landed = []
     for r in full:
-        if r["optimizer"] == "adam" or r["twin"] != "gauge" or not float(r["curve"][-1][1]) > 1e-6:
+        if r["optimizer"] == cards.ADAM or r["twin"] != "gauge" or not float(r["curve"][-1][1]) > 1e-6:
             continue
         noises = [n for n in full if n["config"] == r["config"] and n["optimizer"] == r["optimizer"]
                   and n["twin"] == "noise" and n["init_seed"] == r["init_seed"]]

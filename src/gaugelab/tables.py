@@ -171,7 +171,7 @@ def _table6_body(table: pd.DataFrame, floor_mark: str) -> list[tuple[str, list[s
         rows.append((method, [_table6_cell(table, mode, rule, method, floor_mark)
                               for mode in TABLE6_MODES for rule in ("rec-sel", "spd-sel")]))
     if (table["mode"] == "const-60k").any():
-        rows.append(("rmsprop@60k", [_table6_cell(table, "const-60k", rule, "rmsprop", floor_mark)
+        rows.append(("rmsprop@60k", [_table6_cell(table, "const-60k", rule, cards.RMSPROP, floor_mark)
                                      for rule in ("rec-sel", "spd-sel")] + [""] * 4))
     return rows
 
@@ -276,7 +276,7 @@ def table3_footer(summary: pd.DataFrame) -> str:
     from . import twin_summary as ts
 
     s6 = summary[summary["sets"].str.contains("s6_")]
-    inits = s6[s6["optimizer"] == "muon"]["init_seed"].unique()
+    inits = s6[s6["optimizer"] == cards.MUON]["init_seed"].unique()
     if len(inits) == 0:
         return "no Muon pairs"
     chaos = ts.muon_chaos(s6, int(inits[0]))

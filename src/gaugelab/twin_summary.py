@@ -10,7 +10,7 @@ import math
 
 import pandas as pd
 
-from . import published, records
+from . import cards, published, records
 from .compare import Found
 from .harness import TWINS, Pair
 from .twins import OPTIMIZERS
@@ -102,7 +102,7 @@ def mean_decades(gauge: pd.Series, noise: pd.Series, steps: list[int], after: in
 def muon_chaos(summary: pd.DataFrame, init_seed: int) -> dict:
     """Muon's gauge twin against its noise twin (same init): dec(100), the Section 6 mean over
     s > 100 and the D.5 mean over s >= 100."""
-    muon = summary[(summary["optimizer"] == "muon") & (summary["init_seed"] == init_seed)]
+    muon = summary[(summary["optimizer"] == cards.MUON) & (summary["init_seed"] == init_seed)]
     gauges, noises = muon[muon["twin"] == "gauge"], muon[muon["twin"] == "noise"]
     if gauges.empty or noises.empty:
         return {"dec100": math.nan, "mean_after100": math.nan, "mean_from100": math.nan}
@@ -117,7 +117,7 @@ def muon_chaos(summary: pd.DataFrame, init_seed: int) -> dict:
 def ratio_d5(d5: pd.DataFrame) -> float:
     """min over the Adam gauge pairs of drift(final) ÷ max over the init-42 Adam noise twins of
     drift(final) (§9.5)."""
-    adam = d5[d5["optimizer"] == "adam"]
+    adam = d5[d5["optimizer"] == cards.ADAM]
     gauge, noise = adam[adam["twin"] == "gauge"], adam[(adam["twin"] == "noise") & (adam["init_seed"] == 42)]
     if gauge.empty or noise.empty:
         return math.nan
@@ -127,9 +127,9 @@ def ratio_d5(d5: pd.DataFrame) -> float:
 def d5_summary(summary: pd.DataFrame, tau: float = 1.0) -> pd.DataFrame:
     """Appendix D.5 (§11.2): one row per quantity, over the D5 set's records."""
     d5 = in_set(summary, "d5")
-    adam = d5[d5["optimizer"] == "adam"]
+    adam = d5[d5["optimizer"] == cards.ADAM]
     gauge = adam[adam["twin"] == "gauge"]
-    eq = d5[d5["optimizer"].isin(["sgd", "scalar_adam"]) & (d5["twin"] == "gauge")]
+    eq = d5[d5["optimizer"].isin([cards.SGD, cards.SCALAR_ADAM]) & (d5["twin"] == "gauge")]
     rows = [
         ("adam_gauge_step1_min", gauge["drift_1"].min(), f"{len(gauge)} Adam gauge pairs"),
         ("adam_gauge_step1_max", gauge["drift_1"].max(), f"{len(gauge)} Adam gauge pairs"),
@@ -140,7 +140,7 @@ def d5_summary(summary: pd.DataFrame, tau: float = 1.0) -> pd.DataFrame:
         rows.append((f"adam_noise_final_sigma{n['sigma']:g}", n["final_drift"], f"init {n['init_seed']}"))
     rows.append(("ratio_d5", ratio_d5(d5), "min Adam gauge final / max init-42 Adam noise final"))
     rows.append(("equivariant_gauge_final_max", eq["final_drift"].max(), f"{len(eq)} SGD and scalar-Adam gauge pairs"))
-    for init in sorted(d5[d5["optimizer"] == "muon"]["init_seed"].unique()):
+    for init in sorted(d5[d5["optimizer"] == cards.MUON]["init_seed"].unique()):
         chaos = muon_chaos(d5, int(init))["mean_from100"]
         verdict = ("chaos confirmed (gauge and noise twins track)" if chaos < tau
                    else "not confirmed" if math.isfinite(chaos) else "no checkpoint at or after step 100")
@@ -153,8 +153,8 @@ def separation(summary: pd.DataFrame, init_seed: int = 42) -> float:
     gauge drifts over every checkpoint s >= 1 (inf where an equivariant drift is exactly 0)."""
     s6 = summary[summary["init_seed"] == init_seed]
     gauges = s6[s6["twin"] == "gauge"]
-    adam = gauges[gauges["optimizer"] == "adam"].sort_values("twin_seed")
-    eq = gauges[gauges["optimizer"].isin(["sgd", "scalar_adam"])]
+    adam = gauges[gauges["optimizer"] == cards.ADAM].sort_values("twin_seed")
+    eq = gauges[gauges["optimizer"].isin([cards.SGD, cards.SCALAR_ADAM])]
     if adam.empty or eq.empty:
         return math.nan
     a = adam.iloc[0]
@@ -196,8 +196,8 @@ def published_quantities(summary: pd.DataFrame, sets: dict[str, list[Pair]]) -> 
                 return row(summary, p)
         return None
 
-    gauge, identity = first("s6_main", "adam", "gauge"), first("s6_main", "adam", "identity")
-    noise = first("s6_noise", "adam", "noise", 1e-7)
+    gauge, identity = first("s6_main", cards.ADAM, "gauge"), first("s6_main", cards.ADAM, "identity")
+    noise = first("s6_noise", cards.ADAM, "noise", 1e-7)
     where = lambda r: f"{r['variant']} twin ({r['init_seed']}, {r['twin_seed']})"
     steps = steps_of(summary)
     out = {}
@@ -220,7 +220,7 @@ def published_quantities(summary: pd.DataFrame, sets: dict[str, list[Pair]]) -> 
             max(accs, key=lambda a: abs(a - centre)),  # the farthest from the published value
             f"min {min(accs):.3f}, max {max(accs):.3f} over {len(s6)} S6-main pairs ({', '.join(names)})")
         out.update(_trajectory(summary, sets, first))
-    muon_g, muon_n = first("s6_main", "muon", "gauge"), first("s6_noise", "muon", "noise", 1e-7)
+    muon_g, muon_n = first("s6_main", cards.MUON, "gauge"), first("s6_noise", cards.MUON, "noise", 1e-7)
     if muon_g is not None and muon_n is not None and any(s <= 50 for s in steps):
         early = [s for s in steps if s <= 50]
         worst = max(max(drift_at(muon_g, s), drift_at(muon_n, s)) for s in early)
@@ -240,7 +240,7 @@ def published_quantities(summary: pd.DataFrame, sets: dict[str, list[Pair]]) -> 
     d5 = in_set(summary, "d5")
     if len(d5):
         q = d5_summary(summary).set_index("quantity")["value"]
-        n = int(((d5["optimizer"] == "adam") & (d5["twin"] == "gauge")).sum())
+        n = int(((d5["optimizer"] == cards.ADAM) & (d5["twin"] == "gauge")).sum())
         out[("Appendix D.5", "Adam gauge", "step1_min")] = Found(float(q["adam_gauge_step1_min"]), f"{n} Adam gauge pairs")
         out[("Appendix D.5", "Adam gauge", "step1_max")] = Found(float(q["adam_gauge_step1_max"]), f"{n} Adam gauge pairs")
         out[("Appendix D.5", "Adam gauge vs noise", "ratio")] = Found(float(q["ratio_d5"]), "final step")
@@ -251,9 +251,9 @@ def published_quantities(summary: pd.DataFrame, sets: dict[str, list[Pair]]) -> 
     return out
 
 
-_TRAJECTORY_RUNS = {"Adam gauge": ("adam", "drift"), "Adam gauge QK": ("adam", "qk_mean"),
-                    "SGD gauge": ("sgd", "drift"), "scalar-Adam gauge": ("scalar_adam", "drift"),
-                    "Muon gauge": ("muon", "drift")}
+_TRAJECTORY_RUNS = {"Adam gauge": (cards.ADAM, "drift"), "Adam gauge QK": (cards.ADAM, "qk_mean"),
+                    "SGD gauge": (cards.SGD, "drift"), "scalar-Adam gauge": (cards.SCALAR_ADAM, "drift"),
+                    "Muon gauge": (cards.MUON, "drift")}
 
 
 def _trajectory(summary: pd.DataFrame, sets: dict, first) -> dict[tuple, Found]:

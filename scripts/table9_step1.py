@@ -1,5 +1,7 @@
 """Table 9's step-1 subset for one float64 configuration: steps 0 and 1 of every pair, one bundle.
 An identity twin that is not bit-identical to its base fails the job, naming the pair."""
+# The opening (CUBLAS's setting before torch, the header of every script, suite64.setup) is
+# table9_full.py's too, on purpose: Snakemake glue, kept in each script so that each reads alone.
 import os
 import sys
 from pathlib import Path
@@ -12,9 +14,10 @@ from gaugelab import suite64, suite64_step1  # noqa: E402
 
 p = snakemake.params
 cfg, task, dtype, device = suite64.setup(snakemake.wildcards.model, p.settings, threads=snakemake.threads,
-                                         device=p.device, corpus_path=snakemake.input.corpus[0] if snakemake.input.corpus else None)
+                                         device=p.device,
+                                         corpus_path=snakemake.input.corpus[0] if snakemake.input.corpus else None)
 recs = suite64_step1.step1_subset(cfg, task, suite64.pairs_of(p.pairs), p.settings, dtype=dtype, device=device,
-                            log=lambda line: print(line, flush=True))
+                                  log=lambda line: print(line, flush=True))
 suite64.write_bundle(snakemake.output[0], recs,
                      suite64.step1_provenance(cfg.name, p.settings, suite64.pairs_of(p.pairs)))
 print(f"{cfg.name}: {len(recs)} pairs, {sum(r['wall_s'] for r in recs):.1f} s")

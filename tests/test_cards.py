@@ -34,6 +34,9 @@ def test_every_twin_card_has_the_twins_form_of_its_rule():
                                                                  "scalar_adam": "scalar_adam", "muon": "muon_hybrid"}
     assert all(rule.equivariant == cards.card(name).equivariant for name, rule in runs.items())
     assert runs["sgd"].hparams["beta"] == 0.9 and runs["muon"].hparams["lr_aux"] == 1e-3
+    # a card's lr_aux flag (the config asks for lr_aux) is the rule's being a hybrid that reads it
+    assert {name: "lr_aux" in rule.hparams for name, rule in runs.items()} == {
+        name: cards.card(name).lr_aux for name in runs}
     with pytest.raises(ValueError, match="unknown twin optimizer 'lion'"):
         optim.attention_rule("lion", [True], 0.9, 1e-3)
 

@@ -252,6 +252,31 @@ def test_gaugelab_summarize_gives_each_experiments_summary_byte_for_byte(smoke, 
         assert out.read_bytes() == (smoke / f"results/{name}/summary.csv").read_bytes(), name
 
 
+def test_gaugelab_table_renders_each_table_as_its_job_does(smoke, tmp_path):
+    """`gaugelab table NAME INPUTS -o OUT.tex` outside Snakemake: the table job's LaTeX and HTML,
+    byte for byte, from the files the job reads (the reference rows in glob order, not seed order)."""
+    from gaugelab import config, controls, table_files
+
+    cfg, r = config.load(str(SMOKE)), smoke / "results"
+    arms = [r / controls.init_arm(scale) / "summary.csv" for scale in cfg["init_scale"]["inits"]]
+    inputs = {"table2": [r / "zoo/summary.csv", r / "zoo/comparison.csv"],
+              "second_size": [r / "second_size/summary.csv"], "lr_sensitivity": [r / "lr_sensitivity/summary.csv"],
+              "init_scale": [r / "zoo/summary.csv", *arms],
+              "nuclear_reference": sorted((r / "runs/nuclear_reference").glob("seed*.json")),
+              "dial": [r / "dial/envelope.csv", r / "dial/fixed_lr.csv"],
+              "table3": [r / "twins/pairs.csv"], "table3_qk": [r / "twins/pairs.csv"], "d5": [r / "twins/d5.csv"]}
+    assert set(inputs) == set(table_files.COMMANDS)
+    for name, paths in inputs.items():
+        out = tmp_path / f"{name}.tex"
+        subprocess.run([sys.executable, "-m", "gaugelab.cli", "table", name, *map(str, paths), "--config",
+                        str(SMOKE), "-o", str(out)], check=True, capture_output=True)
+        for suffix in (".tex", ".html"):
+            assert out.with_suffix(suffix).read_bytes() == (r / f"tables/{name}{suffix}").read_bytes(), name
+    wrong = subprocess.run([sys.executable, "-m", "gaugelab.cli", "table", "table2", str(r / "twins/pairs.csv"),
+                            "-o", str(tmp_path / "x.tex")], capture_output=True, text=True)
+    assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1 and "table table2" in wrong.stderr, wrong.stderr
+
+
 
 def test_a_running_jobs_log_shows_progress_lines(tmp_path):
     """A real training job started by Snakemake (one twin pair of the smoke model, lengthened so

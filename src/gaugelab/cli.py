@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import cards, controls, optim, records, runner, runtime
+from . import cards, controls, optim, records, runner, runtime, table_files
 from . import config as configuration
 
 
@@ -148,6 +148,33 @@ def _summarize(args: argparse.Namespace) -> int:
     summary = select.summary(list(found.values()), exp["grids"], exp["selection"], exp["tol"])
     records.write_table(summary, args.output)
     print(summary[summary["selected"]].to_string())
+    return 0
+
+
+def _table(args: argparse.Namespace) -> int:
+    """A summary table from the files its workflow job reads, rendered as that job renders it:
+    the LaTeX at -o, the HTML beside it."""
+    command = table_files.COMMANDS[args.name]
+    tex, html = Path(args.output), Path(args.output).with_suffix(".html")
+    if tex.suffix != ".tex":
+        raise UsageError(f"-o {args.output}: name the LaTeX file (.tex); the HTML goes beside it")
+    for path in (tex, html):
+        _output(str(path))
+    cfg = configuration.load(args.config)
+    if not command.count(len(args.inputs), cfg):
+        raise UsageError(f"table {args.name} reads {command.inputs}; given {len(args.inputs)} file(s)")
+    for path in args.inputs:
+        if not Path(path).is_file():
+            raise UsageError(f"{path}: no such file")
+    try:
+        texts = command.render(args.inputs, cfg)
+    except records.RecordError as exc:
+        raise UsageError(str(exc)) from None
+    except KeyError as exc:  # a column or field the table needs is not in the file given
+        raise UsageError(f"table {args.name} reads {command.inputs}; the files given have no {exc}") from None
+    tex.write_text(texts[0])
+    html.write_text(texts[1])
+    print(f"table {args.name} -> {tex}, {html}")
     return 0
 
 
@@ -301,6 +328,12 @@ def parser() -> argparse.ArgumentParser:
     m.add_argument("--config", help="YAML config (default: the paper's protocol)")
     m.add_argument("--experiment", default="zoo", help="sensing experiment: zoo or an arm of a control")
     m.set_defaults(func=_summarize)
+    b = sub.add_parser("table", help="a summary table from the files its workflow job reads -> LaTeX and HTML")
+    b.add_argument("name", choices=list(table_files.COMMANDS), help="the table (inputs: docs/cli.md)")
+    b.add_argument("inputs", nargs="+", help="the files the table's workflow job reads, in its order")
+    b.add_argument("-o", "--output", required=True, help="LaTeX path (.tex); the HTML is written beside it")
+    b.add_argument("--config", help="YAML config, for the tolerances and grids (default: the paper's protocol)")
+    b.set_defaults(func=_table)
     d = sub.add_parser("diagnose", help="put an optimizer through the twin triplet (gauge, A=I, noise) -> verdict",
                        description="Verdicts and thresholds: see docs/diagnose.md and the docstring of "
                                    "gaugelab.diagnose.verdicts.")

@@ -254,7 +254,8 @@ def test_gaugelab_summarize_gives_each_experiments_summary_byte_for_byte(smoke, 
 
 def test_gaugelab_table_renders_each_table_as_its_job_does(smoke, tmp_path):
     """`gaugelab table NAME INPUTS -o OUT.tex` outside Snakemake: the table job's LaTeX and HTML,
-    byte for byte, from the files the job reads (the reference rows in glob order, not seed order)."""
+    byte for byte, from the files the job reads (the reference rows in glob order, not seed order;
+    Table 6's runs found among every zoo and schedule-arm record by what determines them)."""
     from gaugelab import config, controls, table_files
 
     cfg, r = config.load(str(SMOKE)), smoke / "results"
@@ -264,6 +265,8 @@ def test_gaugelab_table_renders_each_table_as_its_job_does(smoke, tmp_path):
               "init_scale": [r / "zoo/summary.csv", *arms],
               "nuclear_reference": sorted((r / "runs/nuclear_reference").glob("seed*.json")),
               "dial": [r / "dial/envelope.csv", r / "dial/fixed_lr.csv"],
+              "table6": sorted(r.glob("runs/zoo/*/lr*/seed*.json")) + sorted(r.glob("runs/schedule_*/*/lr*/seed*.json")),
+              "table9": sorted(r.glob("runs/table9_step1/*.json")) + sorted(r.glob("runs/table9/**/*.json")),
               "table3": [r / "twins/pairs.csv"], "table3_qk": [r / "twins/pairs.csv"], "d5": [r / "twins/d5.csv"]}
     assert set(inputs) == set(table_files.COMMANDS)
     for name, paths in inputs.items():

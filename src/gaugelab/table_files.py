@@ -1,14 +1,15 @@
-"""Each summary table from the files its workflow job reads, as (LaTeX, HTML): the one path from
-inputs to table for the table jobs' scripts and ``gaugelab table`` alike, so a table rendered
-outside Snakemake is the workflow's, byte for byte. Table 6 and Table 9 group their run records
-by mode and by configuration; they render through ``snakemake table6`` / ``snakemake table9``."""
+"""Each table from the files its workflow job reads, as (LaTeX, HTML): the one path from inputs to
+table for the table jobs' scripts and ``gaugelab table`` alike, so a table rendered outside
+Snakemake is the workflow's, byte for byte."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
 
-from . import control_tables, controls, records, tables
+import pandas as pd
+
+from . import control_tables, controls, records, select, tables
 
 
 def twin_summary(path):
@@ -43,6 +44,62 @@ def dial(envelope: str, fixed_lr: str) -> tuple[str, str]:
     return tables.dial_latex(env, verdicts), tables.dial_html(env, verdicts)
 
 
+def table6(runs: dict[str, pd.DataFrame], grids: dict[str, dict], tol: float,
+           rmsprop_budget: int) -> tuple[pd.DataFrame, pd.DataFrame, str, str]:
+    """Table 6 from each mode's per-run frame: every cell scored by both rules, the midpoint counts."""
+    table = controls.schedule(runs, grids, tol)
+    counts = controls.midpoint_counts(table)
+    return (table, counts, tables.table6_latex(table, counts, rmsprop_budget),
+            tables.table6_html(table, counts, rmsprop_budget))
+
+
+def experiment_records(paths: list[str], experiment: dict, seeds: list[int], dtype: str) -> list[dict]:
+    """An experiment's runs among the records at ``paths``, in the workflow's order (grid order,
+    then seed), each found by what determines its numbers: method, lr, seed and settings digest
+    (a control's run that the zoo makes is the zoo's record). A missing run is a RecordError."""
+    from . import runner  # torch: the run settings
+
+    found = {}
+    for path in paths:
+        rec = records.read(path)
+        if rec["perturbation"] == 0:
+            found[(rec["method"], float(rec["lr"]), int(rec["seed"]), rec["provenance"]["settings"])] = rec
+    out = []
+    for method, grid in experiment["grids"].items():
+        digest = records.settings_digest(runner.run_settings(experiment, method, dtype))
+        for lr in grid:
+            for seed in seeds:
+                if (method, float(lr), int(seed), digest) not in found:
+                    raise records.RecordError(f"no record of the run {method} lr {lr:g} seed {seed} "
+                                              f"made with the settings its experiment asks for")
+                out.append(found[(method, float(lr), int(seed), digest)])
+    return out
+
+
+def _table6(paths: list[str], cfg: dict) -> tuple[str, str]:
+    experiments = controls.sensing_experiments(cfg)
+    arms = controls.schedule_arm_names(experiments)  # mode -> its arm
+    runs = {mode: select.frame(experiment_records(paths, experiments[arm], cfg["seeds"], cfg["dtype"]))
+            for mode, arm in arms.items()}
+    grids = {mode: experiments[arm]["grids"] for mode, arm in arms.items()}
+    return table6(runs, grids, cfg["zoo"]["tol"], cfg["schedule_control"]["rmsprop_budget"])[2:]
+
+
+def table9_tables(step1_paths: list[str], full_paths: list[str]) -> tuple[str, str]:
+    """Table 9 from the step-1 bundles and whatever full-length records there are."""
+    from . import table9  # torch: its configurations come from the float64 suite
+
+    step1 = [r for path in step1_paths for r in records.read_twin_bundle(path)]
+    full = [records.read_twin(path) for path in full_paths]
+    table = table9.rows(step1, full)
+    return table9.latex(table, step1), table9.html(table, step1)
+
+
+def _table9(paths: list[str], cfg: dict) -> tuple[str, str]:
+    bundles = [p for p in paths if records.is_valid(p, records.TWIN_BUNDLE_SCHEMA)]
+    return table9_tables(bundles, [p for p in paths if p not in bundles])
+
+
 @dataclass(frozen=True)
 class Command:
     """One table of ``gaugelab table``: what its inputs are, and its rendering from their paths
@@ -69,28 +126,38 @@ def _nuclear_reference(paths: list[str], cfg: dict) -> tuple[str, str]:
     return control_tables.nuclear_reference(runs)[1:]
 
 
-def _arm(name: str) -> Callable[[dict], dict]:
-    return lambda cfg: controls.sensing_experiments(cfg)[name]
+def _second_size(paths: list[str], cfg: dict) -> tuple[str, str]:
+    tol = controls.sensing_experiments(cfg)["second_size"]["tol"]
+    return control_tables.second_size(records.read_table(paths[0]), tol)[1:]
 
 
-_SECOND, _LR = _arm("second_size"), _arm("lr_sensitivity")
-_ONE, _TWO = (lambda n, cfg: n == 1), (lambda n, cfg: n == 2)
+def _lr_sensitivity(paths: list[str], cfg: dict) -> tuple[str, str]:
+    arm = controls.sensing_experiments(cfg)["lr_sensitivity"]
+    return control_tables.lr_sensitivity(records.read_table(paths[0]), arm["grids"], arm["tol"])[1:]
+
+
+def _exactly(n: int) -> Callable[[int, dict], bool]:
+    return lambda given, cfg: given == n
+
+
+def _some(given: int, cfg: dict) -> bool:
+    return given >= 1
+
 
 COMMANDS: dict[str, Command] = {
     "table2": Command("the zoo's summary.csv [and its comparison.csv, for the near-tie marks]",
-                      lambda n, cfg: n in (1, 2), lambda p, cfg: table2(*p)),
-    "second_size": Command("the second size's summary.csv", _ONE,
-                           lambda p, cfg: control_tables.second_size(records.read_table(p[0]),
-                                                                     _SECOND(cfg)["tol"])[1:]),
-    "lr_sensitivity": Command("the lr-sensitivity arm's summary.csv", _ONE,
-                              lambda p, cfg: control_tables.lr_sensitivity(
-                                  records.read_table(p[0]), _LR(cfg)["grids"], _LR(cfg)["tol"])[1:]),
+                      lambda given, cfg: given in (1, 2), lambda p, cfg: table2(*p)),
+    "table6": Command("the run records of the zoo and of every schedule arm (results/runs/{zoo,schedule_*}/)",
+                      _some, _table6),
+    "second_size": Command("the second size's summary.csv", _exactly(1), _second_size),
+    "lr_sensitivity": Command("the lr-sensitivity arm's summary.csv", _exactly(1), _lr_sensitivity),
     "init_scale": Command("the zoo's summary.csv, then one arm's summary.csv per init of the config, in its order",
-                          lambda n, cfg: n == 1 + len(cfg["init_scale"]["inits"]), _init_scale),
-    "nuclear_reference": Command("the reference row's run records (JSON), one per seed", lambda n, cfg: n >= 1,
-                                 _nuclear_reference),
-    "dial": Command("the dial's envelope.csv and fixed_lr.csv", _TWO, lambda p, cfg: dial(*p)),
-    "table3": Command("the twins' pairs.csv", _ONE, lambda p, cfg: table3(p[0], "drift")),
-    "table3_qk": Command("the twins' pairs.csv", _ONE, lambda p, cfg: table3(p[0], "qk_mean")),
-    "d5": Command("the D.5 summary (results/twins/d5.csv)", _ONE, lambda p, cfg: d5(p[0])),
+                          lambda given, cfg: given == 1 + len(cfg["init_scale"]["inits"]), _init_scale),
+    "nuclear_reference": Command("the reference row's run records (JSON), one per seed", _some, _nuclear_reference),
+    "dial": Command("the dial's envelope.csv and fixed_lr.csv", _exactly(2), lambda p, cfg: dial(*p)),
+    "table3": Command("the twins' pairs.csv", _exactly(1), lambda p, cfg: table3(p[0], "drift")),
+    "table3_qk": Command("the twins' pairs.csv", _exactly(1), lambda p, cfg: table3(p[0], "qk_mean")),
+    "d5": Command("the D.5 summary (results/twins/d5.csv)", _exactly(1), lambda p, cfg: d5(p[0])),
+    "table9": Command("the step-1 bundles (results/runs/table9_step1/) and any full-length records",
+                      _some, _table9),
 }

@@ -5,9 +5,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import control_tables, nuclear, records  # noqa: E402
+from gaugelab import nuclear, records, table_files  # noqa: E402
 
-summary, tex, html = control_tables.nuclear_reference([nuclear.read(path) for path in snakemake.input.runs])
+summary, tex, html = table_files.nuclear_reference([nuclear.read(path) for path in snakemake.input.runs])
 records.write_table(summary, snakemake.output.csv)
 Path(snakemake.output.tex).write_text(tex)
 Path(snakemake.output.html).write_text(html)

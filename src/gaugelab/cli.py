@@ -152,7 +152,7 @@ def _summarize(args: argparse.Namespace) -> int:
 
 
 def _table(args: argparse.Namespace) -> int:
-    """A summary table from the files its workflow job reads, rendered as that job renders it:
+    """A table from the files its workflow job reads, rendered as that job renders it:
     the LaTeX at -o, the HTML beside it."""
     command = table_files.COMMANDS[args.name]
     tex, html = Path(args.output), Path(args.output).with_suffix(".html")

@@ -9,7 +9,7 @@ from typing import Callable
 
 import pandas as pd
 
-from . import control_tables, controls, records, select, tables
+from . import controls, records, select, tables
 
 
 def twin_summary(path):
@@ -42,6 +42,52 @@ def d5(summary: str) -> tuple[str, str]:
 def dial(envelope: str, fixed_lr: str) -> tuple[str, str]:
     env, verdicts = records.read_table(envelope), records.read_table(fixed_lr)
     return tables.dial_latex(env, verdicts), tables.dial_html(env, verdicts)
+
+
+# --- Section 5's control tables: their rows and columns, from their extractions -----------------
+
+def second_size(summary: pd.DataFrame, tol: float) -> tuple[pd.DataFrame, str, str]:
+    """Section 5's second size: the S2-selected row per method, and whether it interpolates."""
+    chosen = summary[summary["selected"]].assign(interpolates=lambda f: f["train"] < tol)
+    columns = [("method", "text", 0), ("lr", "lr", 0), ("rec", "num", 4), ("erank", "num", 2),
+               ("train", "sci", 0), ("interpolates", "text", 0)]
+    tex, html = tables.simple_table(chosen, columns, ["Method", "lr*", "rec", "erank", "mean train",
+                                                      "interpolates"], "Section 5 second size")
+    return chosen, tex, html
+
+
+def lr_sensitivity(summary: pd.DataFrame, grids: dict[str, list[float]], tol: float) -> tuple[pd.DataFrame, str, str]:
+    """App. D.2: every (method, lr) cell, the flow-limit row flagged."""
+    rows = controls.lr_sensitivity(summary, grids, tol)
+    columns = [("method", "text", 0), ("lr", "lr", 0), ("rec", "num", 4), ("erank", "num", 2), ("train", "sci", 0),
+               ("steps", "int", 0), ("flow_limit", "text", 0), ("note", "text", 0)]
+    tex, html = tables.simple_table(rows, columns, ["Method", "lr", "rec", "erank", "mean train", "mean steps",
+                                                    "flow limit", ""], "App. D.2 learning-rate sensitivity")
+    return rows, tex, html
+
+
+def init_scale(summaries: dict[float, pd.DataFrame], zoo_summary: pd.DataFrame, zoo_init: float,
+               tol: float) -> tuple[pd.DataFrame, pd.DataFrame, str, str]:
+    """App. D.4: the selected row per (init, method), and the split checks per init as notes."""
+    rows, checks = controls.init_scale(summaries, zoo_summary, zoo_init, tol)
+    columns = [("init", "lr", 0), ("method", "text", 0), ("class", "text", 0), ("lr", "lr", 0), ("rec", "num", 4),
+               ("erank", "num", 2), ("train", "sci", 0), ("as_table2", "text", 0)]
+    notes = [f"init {c['init']:g}: weak check max(eq rec) {c['eq_max']:.4f} < Adam {c['adam_rec']:.4f} "
+             f"{c['weak_check']}; split {c['split']}" for _, c in checks.iterrows()]
+    tex, html = tables.simple_table(rows, columns, ["init", "Method", "Class", "lr*", "rec", "erank", "mean train",
+                                                    "as Table 2"], "App. D.4 initialisation scale", notes)
+    return rows, checks, tex, html
+
+
+def nuclear_reference(runs: list[dict]) -> tuple[pd.DataFrame, str, str]:
+    """Table 2's min-nuclear-norm reference row: per seed and the mean."""
+    summary = controls.nuclear_summary(runs)
+    columns = [("seed", "text", 0), ("rec", "num", 4), ("erank", "num", 2), ("nuc", "num", 3),
+               ("nuc_truth", "num", 3), ("feasibility", "sci", 0), ("iterations", "int", 0),
+               ("primal_residual", "sci", 0)]
+    header = ["seed", "rec", "erank", "nuclear norm", "of X*", "feasibility", "iterations", "primal residual"]
+    tex, html = tables.simple_table(summary, columns, header, "Table 2 min-nuclear-norm reference row")
+    return summary, tex, html
 
 
 def table6(runs: dict[str, pd.DataFrame], grids: dict[str, dict], tol: float,
@@ -113,7 +159,7 @@ class Command:
 def _init_scale(paths: list[str], cfg: dict) -> tuple[str, str]:
     zoo, arms = paths[0], paths[1:]
     summaries = {scale: records.read_table(p) for scale, p in zip(cfg["init_scale"]["inits"], arms)}
-    _, _, tex, html = control_tables.init_scale(summaries, records.read_table(zoo), cfg["zoo"]["init"],
+    _, _, tex, html = init_scale(summaries, records.read_table(zoo), cfg["zoo"]["init"],
                                                 cfg["zoo"]["tol"])
     return tex, html
 
@@ -123,17 +169,17 @@ def _nuclear_reference(paths: list[str], cfg: dict) -> tuple[str, str]:
 
     order = {seed: i for i, seed in enumerate(cfg["seeds"])}  # the rows in the config's seed order
     runs = sorted((nuclear.read(p) for p in paths), key=lambda r: (order.get(r["seed"], len(order)), r["seed"]))
-    return control_tables.nuclear_reference(runs)[1:]
+    return nuclear_reference(runs)[1:]
 
 
 def _second_size(paths: list[str], cfg: dict) -> tuple[str, str]:
     tol = controls.sensing_experiments(cfg)["second_size"]["tol"]
-    return control_tables.second_size(records.read_table(paths[0]), tol)[1:]
+    return second_size(records.read_table(paths[0]), tol)[1:]
 
 
 def _lr_sensitivity(paths: list[str], cfg: dict) -> tuple[str, str]:
     arm = controls.sensing_experiments(cfg)["lr_sensitivity"]
-    return control_tables.lr_sensitivity(records.read_table(paths[0]), arm["grids"], arm["tol"])[1:]
+    return lr_sensitivity(records.read_table(paths[0]), arm["grids"], arm["tol"])[1:]
 
 
 def _exactly(n: int) -> Callable[[int, dict], bool]:

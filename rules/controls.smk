@@ -190,8 +190,6 @@ rule table6:
         "../envs/gaugelab.yaml"
     params:
         modes=SCHEDULE_ARMS,
-        # how many of the runs are each mode's, in order (a run shared with the zoo is the zoo's record)
-        counts={mode: len(experiment_runs(arm)) for mode, arm in SCHEDULE_ARMS.items()},
         grids={mode: SENSING[arm]["grids"] for mode, arm in SCHEDULE_ARMS.items()},
         tol=config["zoo"]["tol"],
         rmsprop_budget=config["schedule_control"]["rmsprop_budget"],

@@ -5,13 +5,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import controls, records, select, table_files  # noqa: E402
+from gaugelab import controls, records, table_files  # noqa: E402
 
 p = snakemake.params
-recs, runs = iter(records.read(path) for path in snakemake.input.runs), {}
-for mode, count in p.counts.items():  # the inputs are each mode's runs in turn
-    runs[mode] = select.frame([next(recs) for _ in range(count)])
-table, counts, tex, html = table_files.table6(runs, p.grids, p.tol, p.rmsprop_budget)
+runs, grids = table_files.schedule_runs(snakemake.input.runs, snakemake.config)  # each mode's, found by run
+table, counts, tex, html = table_files.table6(runs, grids, p.tol, p.rmsprop_budget)
 records.write_table(table, snakemake.output.csv)
 records.write_table(counts, snakemake.output.counts)
 records.write_table(controls.deltas(table), snakemake.output.deltas)

@@ -36,6 +36,18 @@ def test_configure_sets_determinism_and_threads():
     assert proc.stdout.split() == ["True", "1"]
 
 
+def test_configure_leaves_the_compiler_unloaded_and_sets_its_flag_where_it_is_loaded():
+    """set_deterministic: torch's switch on, without importing torch.compile's stack (2 s of
+    every job's start); a process that has loaded the compiler gets the compiler's flag as well."""
+    for load, expect in (("", "True False None"), ("import torch._inductor.config", "True True True")):
+        code = (f"import sys, torch\n{load}\nfrom gaugelab import runtime\nruntime.configure(threads=1)\n"
+                "c = sys.modules.get('torch._inductor.config')\n"
+                "print(torch.are_deterministic_algorithms_enabled(), c is not None, c and c.deterministic)")
+        proc = python(code)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.split() == expect.split(), (load, proc.stdout)
+
+
 def test_the_suite_runs_under_the_contract():
     """conftest imports gaugelab first: the libraries report the contract's modes."""
     assert runtime.check_numerics() == runtime.PORTABLE

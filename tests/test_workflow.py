@@ -250,6 +250,13 @@ def test_gaugelab_summarize_gives_each_experiments_summary_byte_for_byte(smoke, 
         subprocess.run([sys.executable, "-m", "gaugelab.cli", "summarize", "--config", str(SMOKE), "--experiment",
                         name, *map(str, paths), "-o", str(out)], check=True, capture_output=True)
         assert out.read_bytes() == (smoke / f"results/{name}/summary.csv").read_bytes(), name
+    zoo = [smoke / f"results/runs/zoo/{m}/lr{float(lr)!r}/seed{s}.json" for (e, m, lr, s) in sources if e == "zoo"]
+    other = next(smoke.glob("results/runs/second_size/*/lr*/seed*.json"))  # a run of another experiment
+    for paths, problem in ((zoo + [other], f"{other}: "), (zoo[1:], "1 of the experiment's")):
+        bad = subprocess.run([sys.executable, "-m", "gaugelab.cli", "summarize", "--config", str(SMOKE),
+                              *map(str, paths), "-o", str(tmp_path / "bad.csv")], capture_output=True, text=True)
+        assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and problem in bad.stderr, bad.stderr
+        assert not (tmp_path / "bad.csv").exists()
 
 
 def test_gaugelab_table_renders_each_table_as_its_job_does(smoke, tmp_path):

@@ -125,27 +125,11 @@ def _summarize(args: argparse.Namespace) -> int:
     if args.experiment not in experiments:
         raise UsageError(f"no sensing experiment {args.experiment!r}; known: {', '.join(experiments)}")
     exp = experiments[args.experiment]
-    cells = {(m, float(lr), int(seed)) for m, grid in exp["grids"].items() for lr in grid for seed in cfg["seeds"]}
-    found = {}
-    for path in args.records:
-        try:
-            rec = records.read(path)
-        except records.RecordError as exc:
-            raise UsageError(str(exc)) from None
-        cell = (rec["method"], float(rec["lr"]), int(rec["seed"]))
-        if cell not in cells or rec["perturbation"] != 0:
-            raise UsageError(f"{path}: {cell[0]} lr {cell[1]:g} seed {cell[2]} (perturbation "
-                             f"{rec['perturbation']:g}) is not a run of experiment {args.experiment!r}")
-        settings = records.settings_digest(runner.run_settings(exp, rec["method"], cfg["dtype"]))
-        if rec["provenance"]["settings"] != settings:
-            raise UsageError(f"{path}: made with other settings than experiment {args.experiment!r} asks for")
-        found[cell] = rec
-    missing = sorted(cells - set(found))
-    if missing:
-        m, lr, seed = missing[0]
-        raise UsageError(f"{len(missing)} of experiment {args.experiment!r}'s {len(cells)} runs are missing "
-                         f"(first: {m} lr {lr:g} seed {seed})")
-    summary = select.summary(list(found.values()), exp["grids"], exp["selection"], exp["tol"])
+    try:
+        runs = table_files.experiment_records(args.records, exp, cfg["seeds"], cfg["dtype"], only=True)
+    except records.RecordError as exc:
+        raise UsageError(f"experiment {args.experiment!r}: {exc}") from None
+    summary = select.summary(runs, exp["grids"], exp["selection"], exp["tol"])
     records.write_table(summary, args.output)
     print(summary[summary["selected"]].to_string())
     return 0

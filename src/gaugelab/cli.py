@@ -126,7 +126,7 @@ def _summarize(args: argparse.Namespace) -> int:
         raise UsageError(f"no sensing experiment {args.experiment!r}; known: {', '.join(experiments)}")
     exp = experiments[args.experiment]
     try:
-        runs = table_files.experiment_records(args.records, exp, cfg["seeds"], cfg["dtype"], only=True)
+        runs = controls.experiment_records(args.records, exp, cfg["seeds"], cfg["dtype"], only=True)
     except records.RecordError as exc:
         raise UsageError(f"experiment {args.experiment!r}: {exc}") from None
     summary = select.summary(runs, exp["grids"], exp["selection"], exp["tol"])

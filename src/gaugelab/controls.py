@@ -212,20 +212,55 @@ def nuclear_summary(recs: list[dict]) -> pd.DataFrame:
     return pd.concat([per_seed.astype({"seed": object}), pd.DataFrame([mean])], ignore_index=True)
 
 
-def run_sources(experiments: dict[str, dict], seeds: list[int], dtype: str) -> dict[tuple, str]:
-    """Which experiment's record serves each run (experiment, method, lr, seed): the first one,
-    in the order given (the zoo first), that has the same run. A run is identified by everything
-    that determines its numbers: its method, lr and seed, and the digest of its settings
-    (runner.run_settings, records.settings_digest), so a control arm's run that the zoo already
-    makes (e.g. the init-scale control at the zoo's init) is that record, not a second run."""
+def run_keys(exp: dict, seeds: list[int], dtype: str) -> list[tuple]:
+    """Each run of an experiment as what determines its numbers, (method, lr, seed, settings
+    digest: runner.run_settings, records.settings_digest), in the workflow's order (grid order,
+    then seed)."""
     from . import records, runner
 
+    keys = []
+    for method, grid in exp["grids"].items():
+        digest = records.settings_digest(runner.run_settings(exp, method, dtype))
+        keys += [(method, float(lr), int(seed), digest) for lr in grid for seed in seeds]
+    return keys
+
+
+def record_key(rec: dict) -> tuple:
+    """A run record's :func:`run_keys` entry, from what the record says of itself."""
+    return rec["method"], float(rec["lr"]), int(rec["seed"]), rec["provenance"]["settings"]
+
+
+def run_sources(experiments: dict[str, dict], seeds: list[int], dtype: str) -> dict[tuple, str]:
+    """Which experiment's record serves each run (experiment, method, lr, seed): the first one,
+    in the order given (the zoo first), that has the same run (:func:`run_keys`), so a control
+    arm's run that the zoo already makes (e.g. the init-scale control at the zoo's init) is that
+    record, not a second run."""
     first: dict[tuple, str] = {}
-    out = {}
-    for name, exp in experiments.items():
-        for method, grid in exp["grids"].items():
-            digest = records.settings_digest(runner.run_settings(exp, method, dtype))
-            for lr in grid:
-                for seed in seeds:
-                    out[(name, method, lr, seed)] = first.setdefault((method, float(lr), int(seed), digest), name)
-    return out
+    return {(name, *key[:3]): first.setdefault(key, name)
+            for name, exp in experiments.items() for key in run_keys(exp, seeds, dtype)}
+
+
+def experiment_records(paths: list[str], exp: dict, seeds: list[int], dtype: str, *,
+                       only: bool = False) -> list[dict]:
+    """An experiment's runs among the records at ``paths``, in the workflow's order, each found by
+    its :func:`run_keys` entry (a control's run that the zoo makes is the zoo's record). Records
+    of other runs are passed over, or with ``only`` refused (a summary reads one experiment's runs
+    and nothing else). A missing run, or with ``only`` another one, is a RecordError."""
+    from . import records
+
+    wanted: dict[tuple, dict | None] = dict.fromkeys(run_keys(exp, seeds, dtype))
+    for path in paths:
+        rec = records.read(path)
+        key = record_key(rec)
+        if key in wanted and rec["perturbation"] == 0:
+            wanted[key] = rec
+        elif only:
+            raise records.RecordError(f"{path}: {key[0]} lr {key[1]:g} seed {key[2]} (perturbation "
+                                      f"{rec['perturbation']:g}) is not one of the experiment's runs "
+                                      f"made with the settings it asks for")
+    missing = [key for key, rec in wanted.items() if rec is None]
+    if missing:
+        method, lr, seed, _ = missing[0]
+        raise records.RecordError(f"{len(missing)} of the experiment's {len(wanted)} runs have no record made "
+                                  f"with the settings it asks for (first: {method} lr {lr:g} seed {seed})")
+    return list(wanted.values())

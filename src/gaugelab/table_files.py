@@ -99,41 +99,11 @@ def table6(runs: dict[str, pd.DataFrame], grids: dict[str, dict], tol: float,
             tables.table6_html(table, counts, rmsprop_budget))
 
 
-def experiment_records(paths: list[str], experiment: dict, seeds: list[int], dtype: str, *,
-                       only: bool = False) -> list[dict]:
-    """An experiment's runs among the records at ``paths``, in the workflow's order (grid order,
-    then seed), each found by what determines its numbers: method, lr, seed and settings digest
-    (a control's run that the zoo makes is the zoo's record). Records of other runs are passed
-    over, or with ``only`` refused (a summary reads one experiment's runs and nothing else). A
-    missing run, or with ``only`` another one, is a RecordError."""
-    from . import runner  # torch: the run settings
-
-    wanted: dict[tuple, dict | None] = {}
-    for method, grid in experiment["grids"].items():
-        digest = records.settings_digest(runner.run_settings(experiment, method, dtype))
-        wanted.update(((method, float(lr), int(seed), digest), None) for lr in grid for seed in seeds)
-    for path in paths:
-        rec = records.read(path)
-        key = (rec["method"], float(rec["lr"]), int(rec["seed"]), rec["provenance"]["settings"])
-        if key in wanted and rec["perturbation"] == 0:
-            wanted[key] = rec
-        elif only:
-            raise records.RecordError(f"{path}: {key[0]} lr {key[1]:g} seed {key[2]} (perturbation "
-                                      f"{rec['perturbation']:g}) is not one of the experiment's runs "
-                                      f"made with the settings it asks for")
-    missing = [key for key, rec in wanted.items() if rec is None]
-    if missing:
-        method, lr, seed, _ = missing[0]
-        raise records.RecordError(f"{len(missing)} of the experiment's {len(wanted)} runs have no record made "
-                                  f"with the settings it asks for (first: {method} lr {lr:g} seed {seed})")
-    return list(wanted.values())
-
-
 def schedule_runs(paths: list[str], cfg: dict) -> tuple[dict[str, pd.DataFrame], dict[str, dict]]:
     """The decay control's runs among the records at ``paths``: each mode's per-run frame and grids."""
     experiments = controls.sensing_experiments(cfg)
     arms = controls.schedule_arm_names(experiments)  # mode -> its arm
-    runs = {mode: select.frame(experiment_records(paths, experiments[arm], cfg["seeds"], cfg["dtype"]))
+    runs = {mode: select.frame(controls.experiment_records(paths, experiments[arm], cfg["seeds"], cfg["dtype"]))
             for mode, arm in arms.items()}
     return runs, {mode: experiments[arm]["grids"] for mode, arm in arms.items()}
 

@@ -20,9 +20,11 @@ from gaugelab import twin_summary as gaugelab_twin_summary
 from gaugelab import twins as gaugelab_twins
 
 # Fills the schema's defaults and fails, naming the key, on anything unknown or out of range: one
-# line per problem and no traceback (a user error), before any job.
+# line per problem and no traceback (a user error), before any job. A job's own process (each
+# cluster job reads this file again) leaves out building the diagnostic's optimizers: the main
+# process has built them.
 try:
-    gaugelab_config.validate(config)
+    gaugelab_config.validate(config, build_optimizers=workflow.is_main_process)
 except gaugelab_config.ConfigError as error:
     sys.exit(f"gaugelab: {error}")
 

@@ -65,6 +65,41 @@ def write_profile(folder, extra_resources=None, **settings):
     return folder
 
 
+# The suite runs spread over the cores (pytest-xdist, addopts' -n auto). A fixture made once per
+# module, or the session's smoke run, would be made again on a second worker: each module's tests
+# go to one worker, and these modules, the ones that use the smoke run, all to the same one.
+SMOKE_USERS = {"test_workflow.py", "test_probes_records.py", "test_report_browser.py", "test_cluster.py"}
+
+
+def module_of(nodeid):
+    return nodeid.split("::")[0]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """One unit of work per module, the smoke run's users together: xdist's loadscope
+    scheduling with its scope of a test redefined, as its own loadfile scheduling does (xdist's
+    --dist loadgroup would say as much with marks, but on pytest 9.2 it loses them:
+    pytest-xdist issue 1386)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByModule(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            module = module_of(nodeid)
+            return "the smoke run" if Path(module).name in SMOKE_USERS else module
+
+    return ByModule(config, log)
+
+
+def pytest_collection_modifyitems(items):
+    """A test that uses the smoke run outside SMOKE_USERS would have it made twice: refuse it."""
+    strays = sorted({module_of(item.nodeid) for item in items
+                     if "smoke" in item.fixturenames and Path(module_of(item.nodeid)).name not in SMOKE_USERS})
+    if strays:
+        raise pytest.UsageError(f"{', '.join(strays)} use the smoke fixture: "
+                                "add them to SMOKE_USERS in tests/conftest.py")
+
+
 @pytest.fixture(scope="session")
 def smoke(tmp_path_factory):
     """One local run of the smoke configuration, shared by every test that compares against it."""

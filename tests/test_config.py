@@ -1,3 +1,5 @@
+import copy
+
 import pytest
 
 from gaugelab import config
@@ -106,6 +108,16 @@ def test_diagnose_optimizers_resolve_at_validation(optimizers, settings, key, me
     with pytest.raises(config.ConfigError) as err:
         config.validate({"diagnose": {"optimizers": optimizers, "settings": settings}})
     assert f"config key {key}: " in str(err.value) and message in str(err.value)
+
+
+def test_a_jobs_own_process_leaves_the_optimizer_build_to_the_main_process():
+    """A cluster job's process reads the Snakefile again: it resolves nothing new (the main
+    process built every optimizer), so an option only a build would reject passes there."""
+    unbuildable = {"diagnose": {"optimizers": ["torch.optim:Adam"],
+                                "settings": {"torch.optim:Adam": {"options": {"betas": "oops"}}}}}
+    config.validate(copy.deepcopy(unbuildable), build_optimizers=False)
+    with pytest.raises(config.ConfigError, match="could not be built"):
+        config.validate(copy.deepcopy(unbuildable))
 
 
 def test_every_error_is_one_line_of_one_message():

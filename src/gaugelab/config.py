@@ -182,9 +182,12 @@ def _optimizers(settings: dict):
             yield f"diagnose/settings/{source}/options", str(exc)
 
 
-def cross_field_errors(config: dict, refused: set[str] = frozenset()) -> list[tuple[str, str]]:
+def cross_field_errors(config: dict, refused: set[str] = frozenset(),
+                       build_optimizers: bool = True) -> list[tuple[str, str]]:
     """(key path, message) for each rule that spans keys. A key the schema ``refused`` (a path,
-    or one above or below it) is not read: its value may be of any type."""
+    or one above or below it) is not read: its value may be of any type. ``build_optimizers``:
+    build each diagnostic optimizer once (:func:`_optimizers`; about 2 s, torch.optim's first
+    optimizer imports torch._dynamo)."""
     def get(path: str):
         if any(path == r or path.startswith(f"{r}/") or r.startswith(f"{path}/") for r in refused):
             return None
@@ -196,18 +199,21 @@ def cross_field_errors(config: dict, refused: set[str] = frozenset()) -> list[tu
     errors = [*_sizes(get, "zoo"), *_sizes(get, "second_size", "zoo"), *_sizes(get, "dial"),
               *_sizes(get, "diagnose/sensing"), *_heads(get, "diagnose/attention", "n_head"),
               *_heads(get, "twins", "H"), *_checkpoints(get)]
-    if isinstance(get("diagnose"), dict):
+    if build_optimizers and isinstance(get("diagnose"), dict):
         errors += _optimizers(config["diagnose"])
     return errors
 
 
-def validate(config: dict) -> dict:
-    """Fill defaults in place and check ``config``; raise :class:`ConfigError` naming the key."""
+def validate(config: dict, build_optimizers: bool = True) -> dict:
+    """Fill defaults in place and check ``config``; raise :class:`ConfigError` naming the key.
+    ``build_optimizers=False`` leaves out building the diagnostic's optimizers, for a process
+    that runs a job of a workflow whose own process has checked them (a cluster job)."""
     errors = sorted(_Validator(schema()).iter_errors(config), key=lambda e: list(e.absolute_path))
     lines = [f"config key {_where(e)}: {e.message}" for e in errors]
     if isinstance(config, dict):
         refused = {_where(e) for e in errors}
-        lines += [f"config key {where}: {message}" for where, message in cross_field_errors(config, refused)]
+        lines += [f"config key {where}: {message}"
+                  for where, message in cross_field_errors(config, refused, build_optimizers)]
     if lines:
         raise ConfigError(lines)
     return config

@@ -2,8 +2,8 @@
 #
 # - table9_step1: steps 0 and 1 of every pair of one configuration, one CPU job per
 #   configuration (the discriminating signal; in the default target).
-# - table9_full_<optimizer>_init<init>: the full-length pairs of one copy 1 and configuration,
-#   batched, tagged resources gpu=1 (the `gpu` target).
+# - table9_full: the full-length pairs of one configuration, batched, tagged resources gpu=1
+#   (the `gpu` target).
 # - table9: the table from whatever records exist (step columns always, final columns where the
 #   full runs exist), and its published-versus-reproduced part.
 # - merge_extension: EXTENSION (attention.md §13), not in the paper and not in the default target.
@@ -51,39 +51,35 @@ rule table9_step1:
         "../scripts/table9_step1.py"
 
 
-# One full-length job per copy 1 (optimizer x init seed) and configuration: that copy once,
-# beside copy 2 of every pair that shares it, as one batched program in one process
-# (suite64.train_base; each record is its pair's alone), one record per pair.
-for (_optimizer, _init), _pairs in gaugelab_harness.by_base(T9_PAIRS).items():
-
-    rule:
-        name:
-            f"table9_full_{_optimizer}_init{_init}"
-        input:
-            corpus=T9_CORPUS,
-            set_aside=t9_full_checked(_pairs),
-        output:
-            [gaugelab_suite64.full_run_path("{model}", pair) for pair in _pairs],
-        log:
-            f"logs/table9/full/{{model}}/{_optimizer}/init{_init}.log",
-        benchmark:
-            f"logs/benchmarks/table9/full/{{model}}/{_optimizer}/init{_init}.tsv"
-        conda:
-            "../envs/cuda.yaml"
-        threads: 2
-        resources:
-            gpu=1,
-            mem_mb=16000,
-            runtime=360,
-        params:
-            settings=T9_SETTINGS,
-            pairs=[[p.optimizer, p.twin, p.init_seed, p.twin_seed, p.sigma] for p in _pairs],
-            steps=lambda wildcards: T9["steps"][wildcards.model],
-            device=T9["device"],
-        message:
-            f"Table 9, full length: the {_optimizer} copy of init {_init} of {{wildcards.model}} and its {len(_pairs)} twin(s)"
-        script:
-            "../scripts/table9_full.py"
+# One full-length job per configuration: its 18 pairs, each copy 1 once beside copy 2 of every pair
+# that shares it, in the device's batches (suite64_train.train_pairs: on a GPU one batched program
+# of all 23 copies, on the CPU one per copy 1), one record per pair.
+rule table9_full:
+    input:
+        corpus=T9_CORPUS,
+        set_aside=t9_full_checked(T9_PAIRS),
+    output:
+        [gaugelab_suite64.full_run_path("{model}", pair) for pair in T9_PAIRS],
+    log:
+        "logs/table9/full/{model}.log",
+    benchmark:
+        "logs/benchmarks/table9/full/{model}.tsv"
+    conda:
+        "../envs/cuda.yaml"
+    threads: 2
+    resources:
+        gpu=1,
+        mem_mb=16000,
+        runtime=360,
+    params:
+        settings=T9_SETTINGS,
+        pairs=[[p.optimizer, p.twin, p.init_seed, p.twin_seed, p.sigma] for p in T9_PAIRS],
+        steps=lambda wildcards: T9["steps"][wildcards.model],
+        device=T9["device"],
+    message:
+        f"Table 9, full length: the {len(T9_PAIRS)} float64 pairs of {{wildcards.model}}"
+    script:
+        "../scripts/table9_full.py"
 
 
 rule table9:

@@ -1,6 +1,7 @@
-"""The full-length float64 twin pairs of Table 9 that share one copy 1 (a GPU job where one is at
-hand): that copy once, beside copy 2 of every pair, as one batched program; one record per pair.
-An identity twin that is not bit-identical to its base fails the job, naming the pair."""
+"""The full-length float64 twin pairs of one Table 9 configuration (a GPU job where one is at
+hand): each copy 1 once, beside copy 2 of every pair that shares it, in the device's batches
+(suite64_train.train_pairs); one record per pair, written as its pair ends. An identity twin that
+is not bit-identical to its base fails the job, naming the pair."""
 import os
 import sys
 from pathlib import Path
@@ -9,7 +10,7 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # before torch star
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import harness, records, suite64  # noqa: E402
+from gaugelab import harness, records, suite64, suite64_train  # noqa: E402
 
 p = snakemake.params
 cfg, task, dtype, device = suite64.setup(snakemake.wildcards.model, p.settings, threads=snakemake.threads,
@@ -24,4 +25,4 @@ def done(pair, record):
     print(f"{cfg.name} {pair} on {device}: {harness.summary(record)}")
 
 
-suite64.train_base(pairs, cfg, task, p.settings, steps=p.steps, dtype=dtype, device=device, log=done)
+suite64_train.train_pairs(pairs, cfg, task, p.settings, steps=p.steps, dtype=dtype, device=device, log=done)

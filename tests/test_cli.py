@@ -149,7 +149,7 @@ def jobs_of(argv: list[str], tmp_path, monkeypatch) -> list[str]:
     monkeypatch.setattr(table9_local, "run", lambda jobs, *a, **k: planned.extend(jobs) or 0)
     assert cli.main(["table9", "--model", MODEL, "--optimizer", "adam", "--twin", "gauge", *argv,
                      "--root", str(tmp_path)]) == 0
-    return [output.relative_to(tmp_path).as_posix() for _, _, output in planned]
+    return [output.relative_to(tmp_path).as_posix() for _, _, outputs in planned for output in outputs]
 
 
 def test_a_short_table9_run_does_not_take_the_full_length_records_path(tmp_path, monkeypatch):

@@ -8,8 +8,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gaugelab import (cli, harness, published, records, runtime, suite64, suite64_step1, table9, table9_local,
-                      transformer)
+from gaugelab import (cli, harness, published, records, runtime, suite64, suite64_step1, suite64_train, table9,
+                      table9_local, transformer)
 from gaugelab.config import load
 from test_corpus import SHARED, needs_corpus
 
@@ -131,9 +131,9 @@ def test_small_config_step1_matches_table9(small):
 def test_a_full_loop_reproduces_the_subset_and_keeps_the_identity_exact(small):
     cfg = suite64.config("f64-mod47-L2d64h4")
     task = suite64.make_task(cfg)
-    rec = suite64.train_pair(harness.Pair.of("adam", "gauge", 42, 777), cfg, task, SETTINGS, steps=2)
+    rec = suite64_train.train_pair(harness.Pair.of("adam", "gauge", 42, 777), cfg, task, SETTINGS, steps=2)
     assert rec["curve"][:2] == small[("adam", "gauge", 0.0)]["curve"]  # one code path, bit for bit
-    ident = suite64.train_pair(harness.Pair.of("adam", "identity", 42), cfg, task, SETTINGS, steps=3)
+    ident = suite64_train.train_pair(harness.Pair.of("adam", "identity", 42), cfg, task, SETTINGS, steps=3)
     assert all(p[1] == 0.0 and p[2] == 0.0 for p in ident["curve"]) and ident["identity_exact"]
     table = table9.rows(list(small.values()), [rec, ident])  # full columns where full runs exist
     adam = table[table["optimizer"] == "adam"].set_index("twin")
@@ -168,20 +168,49 @@ def _same(a, b):
 
 @pytest.mark.parametrize("optimizer", ["adam", "scalar_adam", "muon"])  # entry-wise, pooled, per matrix
 def test_the_pairs_of_one_copy_1_batched_are_each_pair_alone(optimizer):
-    """suite64.train_base (copy 1 once beside every twin that shares it, one batched program):
-    each record bit for bit the pair's train_pair record on the CPU, a twin that goes non-finite
-    (the batch then goes on copy by copy) included."""
+    """suite64_train.train_batch (copy 1 once beside every twin that shares it, one batched
+    program): each record bit for bit the pair's train_pair record on the CPU, a twin that goes
+    non-finite (the batch then goes on copy by copy) included."""
     cfg = suite64.config("f64-mod47-L2d64h4")
     task = suite64.make_task(cfg)
     chosen = [harness.Pair.of(optimizer, "gauge", 42, 777), harness.Pair.of(optimizer, "identity", 42),
               harness.Pair.of(optimizer, "noise", 42, sigma=1e-7)]
-    batch = suite64.train_base(chosen, cfg, task, SETTINGS, steps=2)
-    assert all(_same(b, suite64.train_pair(p, cfg, task, SETTINGS, steps=2)) for b, p in zip(batch, chosen))
+    batch = suite64_train.train_batch(chosen, cfg, task, SETTINGS, steps=2)
+    assert all(_same(b, suite64_train.train_pair(p, cfg, task, SETTINGS, steps=2)) for b, p in zip(batch, chosen))
     if optimizer == "adam":  # a twin whose loss is not finite from the first step
         blown = [chosen[0], harness.Pair.of(optimizer, "noise", 42, sigma=1e300), chosen[2]]
-        batch = suite64.train_base(blown, cfg, task, SETTINGS, steps=2)
+        batch = suite64_train.train_batch(blown, cfg, task, SETTINGS, steps=2)
         assert [r["status"] for r in batch] == ["ok", "nonfinite", "ok"]
-        assert all(_same(b, suite64.train_pair(p, cfg, task, SETTINGS, steps=2)) for b, p in zip(batch, blown))
+        assert all(_same(b, suite64_train.train_pair(p, cfg, task, SETTINGS, steps=2)) for b, p in zip(batch, blown))
+
+
+def test_a_configurations_pairs_in_one_program_are_each_pair_alone():
+    """Several copy 1s in one program (a GPU job's batch: every optimizer, both init seeds), each
+    block of runs updated by its own rule: every record bit for bit its pair's alone on the CPU, in
+    the order given, whatever the order of the pairs; a twin that goes non-finite in one block
+    sends every block on copy by copy, and still changes no other record."""
+    cfg = suite64.config("f64-mod47-L2d64h4")
+    task = suite64.make_task(cfg)
+    chosen = [harness.Pair.of("sgd", "gauge", 42, 777), harness.Pair.of("adam", "gauge", 43, 888),
+              harness.Pair.of("muon", "noise", 42, sigma=1e-7), harness.Pair.of("adam", "identity", 43),
+              harness.Pair.of("scalar_adam", "gauge", 42, 777), harness.Pair.of("adam", "gauge", 42, 777)]
+    alone = {p: suite64_train.train_pair(p, cfg, task, SETTINGS, steps=2) for p in chosen}
+    batch = suite64_train.train_batch(chosen, cfg, task, SETTINGS, steps=2)
+    assert [r["optimizer"] for r in batch] == [p.optimizer for p in chosen]
+    assert all(_same(b, alone[p]) for b, p in zip(batch, chosen))
+    blown = harness.Pair.of("adam", "noise", 43, sigma=1e300)
+    alone[blown] = suite64_train.train_pair(blown, cfg, task, SETTINGS, steps=2)
+    batch = suite64_train.train_batch([blown, *chosen], cfg, task, SETTINGS, steps=2)
+    assert [r["status"] for r in batch] == ["nonfinite"] + ["ok"] * len(chosen)
+    assert all(_same(b, alone[p]) for b, p in zip(batch, [blown, *chosen]))
+    with pytest.raises(ValueError, match="distinct pairs"):
+        suite64_train.train_batch([chosen[0], chosen[0]], cfg, task, SETTINGS, steps=1)
+
+
+def test_a_gpu_trains_a_configuration_in_one_program_and_the_cpu_per_copy_1():
+    chosen = suite64.pairs_of(SETTINGS["pairs"])
+    assert suite64_train.programs(chosen, "cuda") == [chosen]
+    assert suite64_train.programs(chosen, "cpu") == list(harness.by_base(chosen).values())
 
 
 def test_an_identity_twin_that_moves_fails_the_job():
@@ -207,7 +236,7 @@ def test_the_table9_command_writes_the_workflows_records_from_worker_processes(t
     noise = next(p for p in chosen if p.sigma == 1e-5)
     rec = records.read_twin(tmp_path / table9_local.short_run_path(model, noise, 2))
     cfg = suite64.config(model)
-    alone = suite64.train_pair(noise, cfg, suite64.make_task(cfg), SETTINGS, steps=2)
+    alone = suite64_train.train_pair(noise, cfg, suite64.make_task(cfg), SETTINGS, steps=2)
     assert rec["curve"] == alone["curve"] and rec["curve"][:2] == small[("adam", "noise", 1e-5)]["curve"]
     assert cli.main([*argv, "--step1"]) == 0
     bundle = suite64.read_bundle(tmp_path / suite64.step1_path(model))
@@ -248,9 +277,7 @@ def test_default_target_runs_the_step1_subset_and_gpu_target_the_full_runs(tmp_p
     from test_workflow import dry_run_counts
 
     default = dry_run_counts(tmp_path)
-    full = lambda counts: {rule: n for rule, n in counts.items() if rule.startswith("table9_full_")}
-    assert default["table9_step1"] == 4 and default["table9"] == 1 and not full(default)
+    assert default["table9_step1"] == 4 and default["table9"] == 1 and "table9_full" not in default
     gpu = dry_run_counts(tmp_path, "gpu")
-    bases = harness.by_base(suite64.pairs_of(SETTINGS["pairs"]))  # one job per copy 1 and configuration
-    assert full(gpu) == {f"table9_full_{o}_init{i}": 4 for o, i in bases} and "table9_step1" not in gpu
-    assert sum(len(pairs) for pairs in bases.values()) == 18
+    assert gpu["table9_full"] == 4 and "table9_step1" not in gpu  # one job per configuration
+    assert len(suite64.pairs_of(SETTINGS["pairs"])) == 18

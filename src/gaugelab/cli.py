@@ -357,8 +357,10 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--config", help="YAML config (default: the paper's protocol)")
     t.add_argument("--threads", type=positive_int, default=1, help="torch threads (default 1)")
     t.set_defaults(func=_twins)
-    g = sub.add_parser("table9", help="Table 9's float64 pairs without Snakemake, one after another",
-                       description="Writes each record where the workflow's table9_full job (or, with --step1, "
+    g = sub.add_parser("table9", help="Table 9's float64 pairs without Snakemake, one job after another",
+                       description="A job is one configuration's pairs, batched as the workflow's table9_full "
+                                   "job batches them; only pairs without a record are trained. "
+                                   "Writes each record where that job (or, with --step1, "
                                    "table9_step1) writes it, under --root; `snakemake table9` there tabulates them. "
                                    "That path is reserved for full-length records: a run whose --steps differs from "
                                    "the configuration's table9.steps goes to results/runs/table9-short/steps<N>/"

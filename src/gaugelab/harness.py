@@ -93,7 +93,7 @@ def parse_variant(variant: str) -> tuple[str, float]:
 
 def base_of(pair: Pair) -> tuple[str, int]:
     """What a pair's copy 1 depends on besides the settings: its optimizer and init seed. Pairs
-    that share it share copy 1, which a ``train_base`` trains once for all of them."""
+    that share it share copy 1, which a batched job trains once for all of them."""
     return pair.optimizer, pair.init_seed
 
 

@@ -11,32 +11,24 @@ suite differs in
   mask with every position read out: the ``ModelConfig`` fields ``embed``, ``causal``, ``readout``;
 - the **dtype** of the twin draws: gauge and noise draws follow the model dtype (float64 here).
 
-A pair is trained as the spec's loop says: per step, copy 1, then copy 2, each a separate run of
-the batched functional model (run dimension 1) with its own optimizer state. The pairs, twins,
-metrics, identity check and record are the twin harness's (:mod:`gaugelab.harness`), the update
-rules :mod:`gaugelab.twins`'s; only the loop is new, because twins.train_pair is tied to the CPU
-model and the mod task.
-
-The full-length jobs train the pairs that share copy 1 together (:func:`train_base`): copy 1
-once, beside every copy 2, as one batched program. On the CPU the batch itself is no faster in
-float64 (measured), the shared copy 1 is the saving; on a GPU one process drives all the copies.
-
-The **step-1 subset** (steps 0 and 1 of every pair, the default target's Table 9) is
-:mod:`gaugelab.suite64_step1`.
+The pairs, twins, metrics, identity check and record are the twin harness's
+(:mod:`gaugelab.harness`), the update rules :mod:`gaugelab.twins`'s. This module holds the model
+variant, the task, :class:`Copy` (runs of the model as one program, each block of runs under its
+own rule) and the records; the full-length loop, alone or batched, is
+:mod:`gaugelab.suite64_train`, and the **step-1 subset** (steps 0 and 1 of every pair, the default
+target's Table 9) :mod:`gaugelab.suite64_step1`.
 """
 
 from __future__ import annotations
 
-import math
-import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
 from torch import Tensor
 
-from . import cards, corpus, harness, progress, records, runtime, tasks, transformer, twins
-from .harness import STATUS_NONFINITE, STATUS_OK, Pair
+from . import cards, corpus, harness, optim, records, runtime, tasks, transformer, twins
+from .harness import Pair
 from .transformer import ModelConfig, Params
 
 DATA_SEED = 42
@@ -159,16 +151,35 @@ def make_task(cfg: ModelConfig, corpus_path: str | Path | None = None, device: t
 # --- one copy -----------------------------------------------------------------------------------
 
 
-class Copy:
-    """One copy of a pair: its parameters (run dimension 1), its own update rule state and
-    step counter (§6.1)."""
+@dataclass
+class Part:
+    """Consecutive runs of a :class:`Copy` that one optimizer trains (the runs of one copy 1): its
+    rows, rule, learning rate and state (every buffer with the run dimension)."""
 
-    def __init__(self, params: Params, cfg: ModelConfig, optimizer: str, lr: float, settings: dict):
-        self.params, self.cfg, self.lr = params, cfg, lr
+    rows: slice
+    optimizer: str
+    rule: optim.Rule
+    lr: float
+    state: dict
+
+
+class Copy:
+    """Runs of the float64 model as one program: their parameters (leading run dimension), one
+    step counter (§6.1), and the parts that update them. One copy of a pair is a Copy of one run
+    under ``optimizer`` at ``lr``; a batch of several copy 1s and their twins gives ``parts``
+    instead, (optimizer, lr, run count) per block of consecutive rows."""
+
+    def __init__(self, params: Params, cfg: ModelConfig, optimizer: str | None = None, lr: float | None = None,
+                 settings: dict | None = None, *, parts: list[tuple[str, float, int]] | None = None):
+        self.params, self.cfg = params, cfg
         self.names = list(params)
         self.leaves = [params[n].requires_grad_(True) for n in self.names]
-        self.rule = twins.make_rule(optimizer, self.names, settings)
-        self.state = self.rule.init(self.leaves)
+        self.parts, row = [], 0
+        for name, rate, runs in parts or [(optimizer, lr, self.leaves[0].shape[0])]:
+            rule, rows = twins.make_rule(name, self.names, settings), slice(row, row + runs)
+            state = optim.init_runs(rule, [p.detach()[rows] for p in self.leaves])
+            self.parts.append(Part(rows, name, rule, rate, state))
+            row += runs
         self.t = 0
 
     def step(self, x: Tensor, y: Tensor) -> float:
@@ -194,13 +205,12 @@ class Copy:
 
     def _update(self, loss: Tensor) -> None:
         """One optimizer step of every run from its loss (the runs' losses summed: each run's
-        gradient is its own)."""
-        grads = torch.autograd.grad(loss.sum(), self.leaves)
+        gradient is its own), each part by its rule."""
         self.t += 1
-        deltas, self.state = self.rule.update(grads, self.state, self.lr, self.t)
-        with torch.no_grad():
-            for p, d in zip(self.leaves, deltas):
-                p.add_(d)
+        grads = torch.autograd.grad(loss.sum(), self.leaves)
+        for part in self.parts:
+            leaves, part_grads = [p.detach()[part.rows] for p in self.leaves], [g[part.rows] for g in grads]
+            part.state = optim.update_runs(leaves, part_grads, part.rule, part.state, part.lr, self.t)
 
 
 @torch.no_grad()
@@ -284,122 +294,6 @@ def measure(pair: Pair, cfg: ModelConfig, step: int, z1: Tensor, z2: Tensor, p1:
 def checkpoints(steps: int, marks=CHECKPOINTS) -> list[int]:
     """Table 9's checkpoints up to ``steps`` (§9.7): the CPU twins' rule with the float64 marks."""
     return harness.checkpoints(steps, marks)
-
-
-def train_pair(pair: Pair, cfg: ModelConfig, task: Task, settings: dict, *, steps: int | None = None,
-               dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu") -> dict:
-    """Train one pair for ``steps`` (the configuration's budget by default) and return its record.
-    Per step: copy 1, then copy 2, on the same batch tensors; evaluation after both. Stops with
-    status ``nonfinite`` when copy 2's loss is not finite."""
-    return train_copies(pair, cfg, task, settings, steps=steps, dtype=dtype, device=device)[0]
-
-
-def train_copies(pair: Pair, cfg: ModelConfig, task: Task, settings: dict, *, steps: int | None = None,
-                 dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu") -> tuple[dict, Params, Params]:
-    """:func:`train_pair`, also returning the final parameters of copy 1 and copy 2 (the merging
-    extension's inputs)."""
-    (rec,), copies = _train([pair], cfg, task, settings, steps, dtype, device, batched=False)
-    return rec, clone(copies[0].params), clone(copies[1].params)
-
-
-def train_base(pairs: list[Pair], cfg: ModelConfig, task: Task, settings: dict, *, steps: int | None = None,
-               dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu", log=None) -> list[dict]:
-    """:func:`train_pair` for pairs that share copy 1 (harness.base_of: one optimizer and init
-    seed), their records in order: copy 1 once, beside copy 2 of every pair, as one batched program
-    of 1 + len(pairs) runs on the same batch tensors. Each run's numbers are those of its copy
-    trained alone (``tests/test_suite64.py`` checks the records bit for bit on the CPU)."""
-    return _train(pairs, cfg, task, settings, steps, dtype, device, batched=True, log=log)[0]
-
-
-def split_copies(batch: Copy, settings: dict, optimizer: str) -> list[Copy]:
-    """A batched Copy as one Copy per run, each with its own rows of the state and the same step
-    counter: what the runs would be had they been trained one by one."""
-    copies = []
-    for run in range(batch.params["E"].shape[0]):
-        index = torch.tensor([run], device=batch.params["E"].device)
-        c = Copy({k: v.detach()[index] for k, v in batch.params.items()}, batch.cfg, optimizer, batch.lr, settings)
-        c.state, c.t = {key: [x.detach()[index] for x in xs] for key, xs in batch.state.items()}, batch.t
-        copies.append(c)
-    return copies
-
-
-def _train(pairs: list[Pair], cfg: ModelConfig, task: Task, settings: dict, steps: int | None, dtype: torch.dtype,
-           device: torch.device | str, *, batched: bool, log=None) -> tuple[list[dict], list[Copy] | None]:
-    """The loop of pairs that share copy 1: their records, and the copies (copy 1, then each
-    pair's copy 2) if the loop went copy by copy. ``batched``: every run as one program while
-    every loss is finite; from the first non-finite loss of any run (or from the start, if not
-    ``batched``) one Copy per run, stepped as the spec's loop says (copy 1, then each copy 2; a
-    pair ends at its copy 2's non-finite loss)."""
-    start = time.perf_counter()
-    optimizer, init_seed = harness.one_base(pairs)
-    steps = STEPS[cfg.name] if steps is None else steps
-    base = initial_params(cfg, init_seed, dtype, device)
-    lr = learning_rate(settings, cfg, optimizer)
-    seconds = [harness.twin_of(base, cfg, p) for p in pairs]  # each pair's copy 2
-    batch, copies = None, None  # copies: copy 1, then each pair's copy 2
-    if batched:
-        batch = Copy({k: torch.cat([base[k]] + [c[k] for c in seconds]) for k in base}, cfg, optimizer, lr, settings)
-    else:
-        copies = [Copy(p, cfg, optimizer, lr, settings) for p in [clone(base), *seconds]]
-    marks, curves, out = set(checkpoints(steps)), [[] for _ in pairs], [None] * len(pairs)
-    alive, done, last = list(range(len(pairs))), [0] * len(pairs), [(None, None)] * len(pairs)
-    z: list = [None] * len(pairs)  # each pair's (copy 1, copy 2) logits on the validation inputs at its last point
-
-    def params(run: int) -> Params:
-        """Run ``run``'s parameters, a run dimension of 1 (of the batch: a view)."""
-        return {k: v[run : run + 1] for k, v in batch.params.items()} if copies is None else copies[run].params
-
-    @torch.no_grad()
-    def evaluate(step: int, which: list[int]) -> None:
-        if copies is None:
-            zs = transformer.forward(batch.params, task.x_val, cfg)  # (1 + len(pairs), N_val, ...)
-        else:
-            zs = {0: copies[0].logits(task.x_val), **{1 + i: copies[1 + i].logits(task.x_val) for i in which}}
-        for i in which:
-            z[i] = (zs[0], zs[1 + i])
-            curves[i].append(measure(pairs[i], cfg, step, *z[i], params(0), params(1 + i)))
-
-    def finish(i: int, status: str) -> None:
-        if curves[i][-1][0] != done[i]:
-            evaluate(done[i], [i])
-        ends = end_metrics(task, *z[i])
-        if task.kind == "mod":
-            ends.update(train_loss1=mean_loss(logits(params(0), cfg, task.x_train), task.y_train),
-                        train_loss2=mean_loss(logits(params(1 + i), cfg, task.x_train), task.y_train))
-        else:
-            ends.update(last_batch_loss1=last[i][0], last_batch_loss2=last[i][1])
-        out[i] = record(cfg, pairs[i], settings, steps=steps, steps_done=done[i], curve=curves[i],
-                        per_head=harness.qk_drift_between(params(0), params(1 + i), cfg), ends=ends, status=status,
-                        start=start, dtype=dtype, device=device)
-        if log is not None:
-            log(pairs[i], out[i])
-
-    evaluate(0, alive)
-    shown = progress.Progress(f"{cfg.name} {optimizer} init {init_seed}", len(pairs), steps)
-    for step in range(1, steps + 1):
-        x, y = task.batch(step)
-        losses = batch.try_step(x, y) if copies is None else None
-        if losses is None:  # per copy, as train_pair: copy 1, then each copy 2
-            if copies is None:
-                copies = split_copies(batch, settings, optimizer)
-            loss1 = copies[0].step(x, y)
-            losses = [loss1] + [copies[1 + i].step(x, y) if i in alive else math.nan for i in range(len(pairs))]
-        for i in list(alive):
-            last[i] = (losses[0], losses[1 + i])
-            if not math.isfinite(losses[1 + i]):  # copy 2's loss (§6.1)
-                alive.remove(i)
-                finish(i, STATUS_NONFINITE)
-            else:
-                done[i] = step
-        if not alive:
-            break
-        shown.update(step, len(pairs) - len(alive))
-        if step in marks:
-            evaluate(step, alive)
-    for i in alive:
-        finish(i, STATUS_OK)
-    shown.finish(step)
-    return out, copies
 
 
 # --- the run matrix and bundles (§10.4) ----------------------------------------------------------

@@ -1,13 +1,16 @@
-"""Table 9's float64 pairs without Snakemake (``gaugelab table9``), one after another in this
-process: for debugging one pair, a short run, or a machine without Snakemake.
+"""Table 9's float64 pairs without Snakemake (``gaugelab table9``), one job after another in
+this process: for a GPU machine without Snakemake, debugging one pair, or a short run.
 
-Running jobs side by side is Snakemake's work, not this module's: ``snakemake gpu --cores N
---resources gpu=K`` runs K of Table 9's full-length jobs at once, each the batched pairs of one
-copy 1, with the workflow's record checks and resumption. Each pair here gives the record the
-workflow's ``table9_full`` job gives (the same bits: tests/test_suite64.py), written where that
-job writes it, so ``snakemake table9`` run in the same folder tabulates it; ``--step1`` writes the
-step-1 bundles of ``table9_step1`` instead. A run of another length than the configuration's is
-not that record: it goes to :func:`short_run_path`, which no rule reads.
+A job is what the workflow's ``table9_full`` job is: the pairs of one configuration, each copy 1
+once beside copy 2 of every pair that shares it, in the device's batches
+(``suite64_train.train_pairs``). Only the pairs whose record is missing are trained (all with
+``--force``); on a GPU, where a record's last bits depend on its batch, a job that trains fewer
+pairs than the workflow's does makes records that differ from the workflow's in those bits. Each
+record is written where that job writes it, so ``snakemake table9`` run in the same folder
+tabulates it; ``--step1`` writes the step-1 bundles of ``table9_step1`` instead. A run of another
+length than the configuration's is not that record: it goes to :func:`short_run_path`, which no
+rule reads. Running jobs side by side is Snakemake's work: ``snakemake gpu --cores N --resources
+gpu=K``, with the workflow's record checks and resumption.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import records, suite64, suite64_step1
+from . import records, suite64, suite64_step1, suite64_train
 
 
 def short_run_path(model: str, pair, steps: int) -> str:
@@ -29,46 +32,56 @@ def short_run_path(model: str, pair, steps: int) -> str:
 
 def plan(models: list[str], pairs: list, *, step1: bool, root: Path, force: bool,
          short: dict[str, int] | None = None) -> list[tuple]:
-    """The jobs still to run, as (model, pair or None for a step-1 bundle, output path); models in
-    ``short`` (model -> steps, other than the configuration's) go to :func:`short_run_path`."""
+    """The jobs still to run, as (model, pairs, output paths): a configuration's pairs whose
+    records are missing (every pair with ``force``), or (model, None, [bundle]) for a step-1
+    bundle. Models in ``short`` (model -> steps, other than the configuration's) write to
+    :func:`short_run_path`."""
     short, jobs = short or {}, []
     for model in models:
         if step1:
-            jobs.append((model, None, root / suite64.step1_path(model)))
-        elif model in short:
-            jobs += [(model, pair, root / short_run_path(model, pair, short[model])) for pair in pairs]
-        else:
-            jobs += [(model, pair, root / suite64.full_run_path(model, pair)) for pair in pairs]
-    return [job for job in jobs if force or not job[2].exists()]
+            bundle = root / suite64.step1_path(model)
+            jobs += [(model, None, [bundle])] if force or not bundle.exists() else []
+            continue
+        path = (lambda p, m=model: root / short_run_path(m, p, short[m])) if model in short else \
+            (lambda p, m=model: root / suite64.full_run_path(m, p))
+        todo = [p for p in pairs if force or not path(p).exists()]
+        jobs += [(model, todo, [path(p) for p in todo])] if todo else []
+    return jobs
 
 
-def run_job(model: str, pair, output: Path, settings: dict, *, steps: int | None, pairs: list,
-            device: str, threads: int, corpus_path: str | None) -> str:
-    """One job: configure torch, train, write the record; return a summary line."""
+def run_job(model: str, pairs: list | None, outputs: list[Path], settings: dict, *, steps: int | None,
+            all_pairs: list, device: str, threads: int, corpus_path: str | None, log=print) -> None:
+    """One job: configure torch, train, write each record as its pair ends (``log`` a line each)."""
     cfg, task, dtype, dev = suite64.setup(model, settings, threads=threads, device=device, corpus_path=corpus_path)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    if pair is None:
-        recs = suite64_step1.step1_subset(cfg, task, pairs, settings, dtype=dtype, device=dev, log=lambda line: None)
-        suite64.write_bundle(output, recs, suite64.step1_provenance(model, settings, pairs))
-        return f"{model} step-1 subset: {len(recs)} pairs, {sum(r['wall_s'] for r in recs):.1f} s on {dev}"
-    rec = suite64.train_pair(pair, cfg, task, settings, steps=steps, dtype=dtype, device=dev)
-    records.write_json(output, rec)
-    return (f"{model} {pair}: {rec['status']}, drift step 1 {rec['curve'][1][1]:.3e}, "
+    for output in outputs:
+        output.parent.mkdir(parents=True, exist_ok=True)
+    if pairs is None:
+        recs = suite64_step1.step1_subset(cfg, task, all_pairs, settings, dtype=dtype, device=dev,
+                                          log=lambda line: None)
+        suite64.write_bundle(outputs[0], recs, suite64.step1_provenance(model, settings, all_pairs))
+        log(f"{model} step-1 subset: {len(recs)} pairs, {sum(r['wall_s'] for r in recs):.1f} s on {dev}")
+        return
+    paths = dict(zip(pairs, outputs))
+
+    def done(pair, rec):
+        records.write_json(paths[pair], rec)
+        log(f"{model} {pair}: {rec['status']}, drift step 1 {rec['curve'][1][1]:.3e}, "
             f"final {rec['curve'][-1][1]:.3e}, {rec['wall_s']:.1f} s on {dev}")
+
+    suite64_train.train_pairs(pairs, cfg, task, settings, steps=steps, dtype=dtype, device=dev, log=done)
 
 
 def run(jobs: list[tuple], settings: dict, *, steps: dict, pairs: list, device: str, threads: int,
         corpus_path: str | None, log=print) -> int:
-    """Run ``jobs`` in order, logging each as it ends; return the number that failed (a failed job
-    leaves no record and does not stop the others)."""
+    """Run ``jobs`` in order, logging each pair as it ends; return the number of jobs that failed
+    (a failed job leaves the records of the pairs it finished and does not stop the others)."""
     failed, start = 0, time.perf_counter()
-    for model, pair, output in jobs:
+    stamped = lambda line: (log(f"[{time.perf_counter() - start:7.1f} s] {line}"), sys.stdout.flush())
+    for model, group, outputs in jobs:
         try:
-            line = run_job(model, pair, output, settings, steps=steps.get(model), pairs=pairs, device=device,
-                           threads=threads, corpus_path=corpus_path)
+            run_job(model, group, outputs, settings, steps=steps.get(model), all_pairs=pairs, device=device,
+                    threads=threads, corpus_path=corpus_path, log=stamped)
         except Exception as exc:  # noqa: BLE001 - reported, and the other jobs go on
             failed += 1
-            line = f"FAILED {output}: {type(exc).__name__}: {exc}"
-        log(f"[{time.perf_counter() - start:7.1f} s] {line}")
-        sys.stdout.flush()
+            stamped(f"FAILED {model} {[str(p) for p in group or []] or 'step-1 subset'}: {type(exc).__name__}: {exc}")
     return failed

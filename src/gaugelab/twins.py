@@ -58,11 +58,6 @@ def checkpoints(settings: dict) -> list[int]:
     return harness.checkpoints(settings["steps"], settings["checkpoints"])
 
 
-def _flatten(tensors: list[Tensor]) -> Tensor:
-    """(B, ...) tensors as one (B, total) tensor, run by run."""
-    return torch.cat([t.detach().reshape(t.shape[0], -1) for t in tensors], dim=1)
-
-
 def train(params: Params, cfg: ModelConfig, rule: optim.Rule, lr: float, x: Tensor, y: Tensor,
           steps: int) -> Iterator[int]:
     """The twin loop (§6.1): every run of ``params`` (copy 1, copy 2, …) trains on the same full
@@ -73,36 +68,13 @@ def train(params: Params, cfg: ModelConfig, rule: optim.Rule, lr: float, x: Tens
     gradient is that of its own loss, and every operation acts on each run separately.
     """
     leaves = [p.requires_grad_(True) for p in params.values()]
-    state = _init_state(rule, leaves)
+    state = optim.init_runs(rule, leaves)
     for step in range(1, steps + 1):
         losses = transformer.loss(transformer.forward(params, x, cfg), y)  # (B,)
         if not bool(torch.isfinite(losses).all()):
             return
-        state = _update(leaves, losses, rule, state, lr, step)
+        state = optim.step_runs(leaves, losses, rule, state, lr, step)
         yield step
-
-
-def _init_state(rule: optim.Rule, leaves: list[Tensor]) -> optim.State:
-    """Separate state per run: every buffer has the run dimension. A rule that works entry by
-    entry (Adam, SGD) updates every parameter as one flat tensor: the same arithmetic in a dozen
-    operations instead of a dozen per parameter."""
-    return rule.init([_flatten(leaves)] if rule.batching == "entry" else leaves)
-
-
-def _update(leaves: list[Tensor], losses: Tensor, rule: optim.Rule, state: optim.State, lr: float,
-            step: int) -> optim.State:
-    """One update of every run, in place: the gradient of the sum of the per-run losses is each
-    run's own. Returns the new state."""
-    grads = torch.autograd.grad(losses.sum(), leaves)
-    if rule.batching == "entry":
-        (delta,), state = rule.update([_flatten(grads)], state, lr, step)
-        deltas = [d.view(p.shape) for d, p in zip(delta.split([p[0].numel() for p in leaves], dim=1), leaves)]
-    else:
-        deltas, state = rule.update(grads, state, lr, step)
-    with torch.no_grad():
-        for p, d in zip(leaves, deltas):
-            p.add_(d)
-    return state
 
 
 def train_pair(pair: Pair, settings: dict, *, threads: int | None = None, device: str = "cpu") -> dict:
@@ -176,7 +148,7 @@ def train_base(pairs: list[Pair], settings: dict, *, threads: int | None = None,
 
     evaluate(0, alive)
     leaves = [p.requires_grad_(True) for p in params.values()]
-    state = _init_state(rule, leaves)
+    state = optim.init_runs(rule, leaves)
     last = 0
     shown = progress.Progress(f"twins {pairs[0].optimizer} init {pairs[0].init_seed}", len(pairs), steps)
     for step in range(1, steps + 1):
@@ -193,7 +165,7 @@ def train_base(pairs: list[Pair], settings: dict, *, threads: int | None = None,
             params = {k: v.detach()[index].requires_grad_(True) for k, v in params.items()}
             leaves, state = list(params.values()), optim.select_runs(state, index)
             losses = transformer.loss(transformer.forward(params, x_train, cfg), y_train)  # the same, per run
-        state = _update(leaves, losses, rule, state, lr, step)
+        state = optim.step_runs(leaves, losses, rule, state, lr, step)
         last = step
         shown.update(step, len(pairs) - len(alive))
         if step in marks:

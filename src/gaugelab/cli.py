@@ -365,8 +365,8 @@ def parser() -> argparse.ArgumentParser:
                                    "That path is reserved for full-length records: a run whose --steps differs from "
                                    "the configuration's table9.steps goes to results/runs/table9-short/steps<N>/"
                                    "<model>/... instead, which no rule reads. "
-                                   "Records already present are kept unless --force. Several jobs side by side "
-                                   "(a GPU box): `snakemake gpu --cores N --resources gpu=K`.")
+                                   "Records already present are kept unless --force. The same jobs with the "
+                                   "workflow's record checks and resumption: `snakemake gpu`.")
     g.add_argument("--model", action="append", choices=TABLE9_CONFIGS,
                    help="configuration, repeatable (default: the config's table9.configs), run in this order")
     g.add_argument("--optimizer", action="append", choices=cards.twin_optimizers(),

@@ -9,8 +9,7 @@ pairs than the workflow's does makes records that differ from the workflow's in 
 record is written where that job writes it, so ``snakemake table9`` run in the same folder
 tabulates it; ``--step1`` writes the step-1 bundles of ``table9_step1`` instead. A run of another
 length than the configuration's is not that record: it goes to :func:`short_run_path`, which no
-rule reads. Running jobs side by side is Snakemake's work: ``snakemake gpu --cores N --resources
-gpu=K``, with the workflow's record checks and resumption.
+rule reads. ``snakemake gpu`` runs the same jobs with the workflow's record checks and resumption.
 """
 
 from __future__ import annotations

@@ -53,7 +53,8 @@ rule table9_step1:
 
 # One full-length job per configuration: its 18 pairs, each copy 1 once beside copy 2 of every pair
 # that shares it, in the device's batches (suite64_train.train_pairs: on a GPU one batched program
-# of all 23 copies, on the CPU one per copy 1), one record per pair.
+# of all 23 copies, or programs of at most table9.max_copies; on the CPU one per copy 1), one record
+# per pair.
 rule table9_full:
     input:
         corpus=T9_CORPUS,
@@ -76,6 +77,7 @@ rule table9_full:
         pairs=[[p.optimizer, p.twin, p.init_seed, p.twin_seed, p.sigma] for p in T9_PAIRS],
         steps=lambda wildcards: T9["steps"][wildcards.model],
         device=T9["device"],
+        max_copies=T9["max_copies"],
     message:
         f"Table 9, full length: the {len(T9_PAIRS)} float64 pairs of {{wildcards.model}}"
     script:

@@ -25,4 +25,5 @@ def done(pair, record):
     print(f"{cfg.name} {pair} on {device}: {harness.summary(record)}")
 
 
-suite64_train.train_pairs(pairs, cfg, task, p.settings, steps=p.steps, dtype=dtype, device=device, log=done)
+suite64_train.train_pairs(pairs, cfg, task, p.settings, steps=p.steps, dtype=dtype, device=device,
+                          max_copies=p.max_copies, log=done)

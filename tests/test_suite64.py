@@ -208,9 +208,14 @@ def test_a_configurations_pairs_in_one_program_are_each_pair_alone():
 
 
 def test_a_gpu_trains_a_configuration_in_one_program_and_the_cpu_per_copy_1():
+    """A configuration's 18 pairs are 23 copies: one program on a GPU by default, programs of whole
+    copy 1s within max_copies on a smaller one, one program per copy 1 on the CPU."""
     chosen = suite64.pairs_of(SETTINGS["pairs"])
-    assert suite64_train.programs(chosen, "cuda") == [chosen]
-    assert suite64_train.programs(chosen, "cpu") == list(harness.by_base(chosen).values())
+    bases = list(harness.by_base(chosen).values())  # Adam 42 (6 twins), Adam 43, scalar-Adam, Muon, SGD (3 each)
+    assert SETTINGS["max_copies"] == 23 and suite64_train.programs(chosen, "cuda") == [sum(bases, [])]
+    assert suite64_train.programs(chosen, "cpu", max_copies=23) == bases
+    assert suite64_train.programs(chosen, "cuda", max_copies=8) == [bases[0], bases[1] + bases[2], bases[3] + bases[4]]
+    assert suite64_train.programs(chosen, "cuda", max_copies=2) == bases  # a copy 1 is never split from its twins
 
 
 def test_an_identity_twin_that_moves_fails_the_job():

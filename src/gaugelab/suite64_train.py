@@ -59,19 +59,30 @@ def train_batch(pairs: list[Pair], cfg: ModelConfig, task: Task, settings: dict,
     return _train(pairs, cfg, task, settings, steps, dtype, device, batched=True, log=log)[0]
 
 
-def programs(pairs: list[Pair], device: torch.device | str) -> list[list[Pair]]:
-    """The batches in which a device trains these pairs (see the module's docstring): on a GPU all
-    of them, on the CPU the pairs of each copy 1."""
-    if torch.device(device).type == "cuda":
-        return [list(dict.fromkeys(pairs))]
-    return list(harness.by_base(pairs).values())
+def programs(pairs: list[Pair], device: torch.device | str, max_copies: int = 23) -> list[list[Pair]]:
+    """The batches in which a device trains these pairs (see the module's docstring): on the CPU
+    the pairs of each copy 1; on a GPU as many copy 1s with their twins as ``max_copies`` copies
+    allow (the config's ``table9.max_copies``: GPU memory), in listed order; a copy 1 with more
+    twins than that goes alone."""
+    groups = list(harness.by_base(pairs).values())
+    if torch.device(device).type != "cuda":
+        return groups
+    copies = lambda batch: len(harness.by_base(batch)) + len(batch)  # its copy 1s and twins
+    out: list[list[Pair]] = []
+    for group in groups:
+        if out and copies(out[-1] + group) <= max_copies:
+            out[-1] = out[-1] + group
+        else:
+            out.append(list(group))
+    return out
 
 
 def train_pairs(pairs: list[Pair], cfg: ModelConfig, task: Task, settings: dict, *, steps: int | None = None,
-                dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu", log=None) -> list[dict]:
+                dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu", max_copies: int = 23,
+                log=None) -> list[dict]:
     """A job's pairs, in the device's :func:`programs`, one after another; records in pair order."""
     done = {}
-    for batch in programs(pairs, device):
+    for batch in programs(pairs, device, max_copies):
         done.update(zip(batch, train_batch(batch, cfg, task, settings, steps=steps, dtype=dtype, device=device,
                                            log=log)))
     return [done[p] for p in pairs]

@@ -67,7 +67,8 @@ def run_job(model: str, pairs: list | None, outputs: list[Path], settings: dict,
         log(f"{model} {pair}: {rec['status']}, drift step 1 {rec['curve'][1][1]:.3e}, "
             f"final {rec['curve'][-1][1]:.3e}, {rec['wall_s']:.1f} s on {dev}")
 
-    suite64_train.train_pairs(pairs, cfg, task, settings, steps=steps, dtype=dtype, device=dev, log=done)
+    suite64_train.train_pairs(pairs, cfg, task, settings, steps=steps, dtype=dtype, device=dev,
+                              max_copies=settings["max_copies"], log=done)
 
 
 def run(jobs: list[tuple], settings: dict, *, steps: dict, pairs: list, device: str, threads: int,

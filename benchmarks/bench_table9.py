@@ -3,9 +3,10 @@
 A full-length Table 9 job (``suite64_train.train_pairs``) advances each copy 1 and copy 2 of every
 pair that shares it as one batched program. This measures, per configuration and on the device at
 hand, the seconds of one step (forward, written-out loss, backward, update) of B copies of the
-init-42 model under Adam, so that the batch is chosen by measurement, and prints what a pair
-costs at full length alone (B = 2) and in a batch of B (B − 1 pairs share copy 1) beside the
-paper's H100 figure per Adam pair. A job's time is its steps at the measured pace plus its
+init-42 model under Adam (``--program``: also the job's own program, every optimizer's block of
+runs), so that the batch is chosen by measurement, and prints what a pair costs at full length
+alone (B = 2) and in a batch of B (B − 1 pairs share copy 1) beside the paper's H100 figure per
+Adam pair. A job's time is its steps at the measured pace plus its
 checkpoint evaluations (one validation forward of the B copies each), timed apart.
 
 ``--check-steps N`` also trains three Adam gauge pairs of each configuration for N steps twice,
@@ -14,7 +15,7 @@ for bit: on the CPU the tests hold them equal; on a GPU the libraries may pick o
 other batch sizes, and this says whether they did.
 
     python benchmarks/bench_table9.py --model f64-mod47-L2d64h4 --steps 5 --batch 1 2   # a quick CPU look
-    python benchmarks/bench_table9.py --device cuda --corpus input.txt --check-steps 20
+    python benchmarks/bench_table9.py --device cuda --corpus input.txt --program --check-steps 20
 """
 
 from __future__ import annotations
@@ -37,10 +38,12 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def seconds_per_step(cfg, task, settings, base, batch: int, steps: int, warmup: int, device, optimizer: str):
-    """Mean seconds of one step of ``batch`` copies of ``base``, and of one validation forward."""
+def seconds_per_step(cfg, task, settings, base, parts: list[tuple], steps: int, warmup: int, device):
+    """Mean seconds of one step of copies of ``base`` updated by ``parts`` ((optimizer, lr, copies)
+    per block of runs, as suite64.Copy takes them), and of one validation forward."""
+    batch = sum(n for _, _, n in parts)
     params = {k: torch.cat([v.detach()] * batch).contiguous() for k, v in base.items()}
-    copies = suite64.Copy(params, cfg, optimizer, suite64.learning_rate(settings, cfg, optimizer), settings)
+    copies = suite64.Copy(params, cfg, settings=settings, parts=parts)
     for step in range(1, warmup + 1):
         copies.try_step(*task.batch(step))
     synchronize(device)
@@ -75,7 +78,10 @@ def main() -> None:
     parser.add_argument("--batch", type=int, nargs="+", default=[1, 2, 4, 7, 12, 23], help="copies per program")
     parser.add_argument("--steps", type=int, default=10, help="timed steps per batch size")
     parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--optimizer", default="adam")
+    parser.add_argument("--optimizer", default="adam", help="the optimizer of the batch-size rows")
+    parser.add_argument("--program", action="store_true",
+                        help="also time the full-length job's program: the configuration's 18 pairs, 23 copies, "
+                             "each copy 1's block under its own optimizer (row 'all')")
     parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--corpus", help="tiny-Shakespeare input.txt, for the char-LM")
@@ -91,12 +97,20 @@ def main() -> None:
         base = suite64.initial_params(cfg, 42, dtype, device)
         full = suite64.STEPS[model]
         evals = len(suite64.checkpoints(full))
-        for batch in args.batch:
-            step_s, eval_s = seconds_per_step(cfg, task, settings, base, batch, args.steps, args.warmup, device,
-                                              args.optimizer)
+        lr = lambda optimizer: suite64.learning_rate(settings, cfg, optimizer)
+        # each batch size under --optimizer, then the job's own program: every copy 1 of the
+        # configuration's pairs with its twins, each block under its optimizer ("all")
+        runs = [(str(b), [(args.optimizer, lr(args.optimizer), b)]) for b in args.batch]
+        if args.program:
+            groups = harness.by_base(suite64.pairs_of(settings["pairs"]))
+            runs.append(("all", [(optimizer, lr(optimizer), 1 + len(g)) for (optimizer, _), g in groups.items()]))
+        for label, parts in runs:
+            batch = sum(n for _, _, n in parts)
+            step_s, eval_s = seconds_per_step(cfg, task, settings, base, parts, args.steps, args.warmup, device)
             job = full * step_s + evals * eval_s  # a full-length job of this many copies
-            per_pair = f"{job / (batch - 1):10.1f}" if batch > 1 else f"{'-':>10}"  # B = 2: a pair alone
-            print(f"{suite64.SHORT[model]:<14} {batch:>3} {step_s:9.4f} {step_s / batch:11.5f} {eval_s:7.3f} "
+            pairs = batch - len(parts)  # each block is a copy 1 and its twins
+            per_pair = f"{job / pairs:10.1f}" if pairs else f"{'-':>10}"  # B = 2: a pair alone
+            print(f"{suite64.SHORT[model]:<14} {label:>3} {step_s:9.4f} {step_s / batch:11.5f} {eval_s:7.3f} "
                   f"{job:8.1f} {per_pair} {H100_PAIR_S[model]:>15}", flush=True)
         if args.check_steps:
             same, finals = check_batched(cfg, task, settings, args.check_steps, dtype, device)

@@ -19,12 +19,12 @@ def test_sensing_benchmark_runs_and_shards_in_workers_give_the_same_records():
 
 
 def test_table9_benchmark_runs_and_on_the_cpu_batched_records_equal_one_by_one():
-    """bench_table9 end to end on the CPU (two batch sizes, one timed step, a three-step check):
-    a row per batch size, and the CPU's batched records equal to the one-by-one records."""
+    """bench_table9 end to end on the CPU (two batch sizes and the job's program, one timed step, a
+    three-step check): a row each, and the CPU's batched records equal to the one-by-one records."""
     out = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "bench_table9.py"), "--model", "f64-mod47-L2d64h4",
-         "--steps", "1", "--warmup", "1", "--batch", "1", "2", "--check-steps", "3", "--device", "cpu"],
+         "--steps", "1", "--warmup", "1", "--batch", "1", "2", "--program", "--check-steps", "3", "--device", "cpu"],
         capture_output=True, text=True, check=True, cwd=ROOT).stdout
     rows = [line.split() for line in out.splitlines() if line.startswith("2L/d64 ")]
-    assert [row[1] for row in rows] == ["1", "2"] and all(float(row[2]) > 0 for row in rows), out
+    assert [row[1] for row in rows] == ["1", "2", "all"] and all(float(row[2]) > 0 for row in rows), out
     assert "batched records equal one-by-one, bit for bit" in out, out

@@ -9,16 +9,16 @@ updated by their own rule (``suite64.Copy``'s parts). From the first non-finite 
 the batch goes on copy by copy, as the spec's loop does.
 
 On the CPU each run's numbers are those of its copy trained alone, bit for bit, whatever else is
-in the batch (``tests/test_suite64.py``). On a GPU cuBLAS picks its kernels by shape, so a record
+in the batch (``tests/test_suite64.py``). On a GPU cuBLAS picks its kernels by shape: a record
 made in a batch differs from the same pair trained alone in the last bits (measured on an H200:
-after 20 steps the drifts agree to about 1e-15, relative), so a GPU record is the record of its
-pair in the batch it was made in: the workflow's job trains a configuration's pairs together.
+after 20 steps the drifts agree to about 1e-15, relative). A GPU record is its pair's in the batch
+it was made in, and the workflow's job always trains a configuration's pairs in the same batches.
 
 How many copies share a program is the device's (:func:`programs`): on a GPU a configuration's
-pairs are one program, since a float64 step costs about the same for 1 and 7 copies of the small
-models (kernel launches, not arithmetic, set its time; docs/speed.md has the measurements); on
-the CPU one program per copy 1, where float64 batching gains nothing beyond the shared copy 1 and
-a larger batch only holds more activations in memory.
+pairs are one program (up to ``table9.max_copies`` copies: GPU memory), since a float64 step costs
+about the same for 1 and 7 copies of the small models (kernel launches, not arithmetic, set its
+time; docs/speed.md has the measurements); on the CPU one program per copy 1, where float64
+batching gains nothing beyond the shared copy 1 and a larger batch only holds more activations.
 """
 
 from __future__ import annotations

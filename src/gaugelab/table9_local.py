@@ -36,15 +36,18 @@ def plan(models: list[str], pairs: list, *, step1: bool, root: Path, force: bool
     bundle. Models in ``short`` (model -> steps, other than the configuration's) write to
     :func:`short_run_path`."""
     short, jobs = short or {}, []
+
+    def path(model: str, pair) -> Path:
+        return root / (short_run_path(model, pair, short[model]) if model in short
+                       else suite64.full_run_path(model, pair))
+
     for model in models:
         if step1:
             bundle = root / suite64.step1_path(model)
             jobs += [(model, None, [bundle])] if force or not bundle.exists() else []
             continue
-        path = (lambda p, m=model: root / short_run_path(m, p, short[m])) if model in short else \
-            (lambda p, m=model: root / suite64.full_run_path(m, p))
-        todo = [p for p in pairs if force or not path(p).exists()]
-        jobs += [(model, todo, [path(p) for p in todo])] if todo else []
+        todo = [p for p in pairs if force or not path(model, p).exists()]
+        jobs += [(model, todo, [path(model, p) for p in todo])] if todo else []
     return jobs
 
 

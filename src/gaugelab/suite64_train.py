@@ -128,6 +128,7 @@ def _train(pairs: list[Pair], cfg: ModelConfig, task: Task, settings: dict, step
     batch, copies = None, None
     if batched:
         batch = Copy({k: torch.cat([r[k] for r in runs]) for k in runs[0]}, cfg, settings=settings, parts=parts)
+        runs.clear()  # the batch holds its own copy (on a GPU, a configuration's 23 copies: about 1 GB)
     else:
         rules = [(optimizer, lr) for optimizer, lr, n in parts for _ in range(n)]  # runs lie part by part
         copies = [Copy(r, cfg, optimizer, lr, settings) for r, (optimizer, lr) in zip(runs, rules)]

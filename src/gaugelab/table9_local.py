@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import records, suite64, suite64_step1, suite64_train
+from . import harness, records, suite64, suite64_step1, suite64_train
 
 
 def short_run_path(model: str, pair, steps: int) -> str:
@@ -67,8 +67,7 @@ def run_job(model: str, pairs: list | None, outputs: list[Path], settings: dict,
 
     def done(pair, rec):
         records.write_json(paths[pair], rec)
-        log(f"{model} {pair}: {rec['status']}, drift step 1 {rec['curve'][1][1]:.3e}, "
-            f"final {rec['curve'][-1][1]:.3e}, {rec['wall_s']:.1f} s on {dev}")
+        log(f"{model} {pair} on {dev}: {harness.summary(rec)}")  # the workflow job's line
 
     suite64_train.train_pairs(pairs, cfg, task, settings, steps=steps, dtype=dtype, device=dev,
                               max_copies=settings["max_copies"], log=done)

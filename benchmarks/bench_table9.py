@@ -21,6 +21,7 @@ other batch sizes, and this says whether they did.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import time
 
@@ -97,7 +98,7 @@ def main() -> None:
         base = suite64.initial_params(cfg, 42, dtype, device)
         full = suite64.STEPS[model]
         evals = len(suite64.checkpoints(full))
-        lr = lambda optimizer: suite64.learning_rate(settings, cfg, optimizer)
+        lr = functools.partial(suite64.learning_rate, settings, cfg)  # of an optimizer
         # each batch size under --optimizer, then the job's own program: every copy 1 of the
         # configuration's pairs with its twins, each block under its optimizer ("all")
         runs = [(str(b), [(args.optimizer, lr(args.optimizer), b)]) for b in args.batch]

@@ -138,7 +138,8 @@ def main() -> None:
         done += n
     print(f"Adam gauge pair (init 42, gauge 777), {args.steps} steps, 1 thread, torch {torch.__version__}")
     for name in impls:
-        print(f"  {name:7s} wall {wall[name]:6.1f} s  cpu {cpu[name]:6.1f} s  ({args.steps / wall[name]:.1f} pair-steps/s)")
+        print(f"  {name:7s} wall {wall[name]:6.1f} s  cpu {cpu[name]:6.1f} s  "
+              f"({args.steps / wall[name]:.1f} pair-steps/s)")
     print(f"speed-up: {wall['plain'] / wall['engine']:.2f}x wall, {cpu['plain'] / cpu['engine']:.2f}x cpu")
     finals = {name: drift() for name, (_, drift) in impls.items()}
     print(f"same work: drift after {min(args.block, args.steps)} steps plain {first['plain']:.4e} engine "

@@ -1,6 +1,7 @@
 """Each job's wall time from a Snakemake log: the stamp before its start (a "Job N: <message>" line,
-or a "rule <name>:" block with "jobid: N") to the stamp before its "Finished jobid: N (Rule: <name>)". For revisions whose rules write no benchmark file, so that a before/after
-pair of `time_workflow.sh` runs can be compared job by job (one-second resolution).
+or a "rule <name>:" block with "jobid: N") to the stamp before its "Finished jobid: N (Rule: <name>)".
+For revisions whose rules write no benchmark file, so that a before/after pair of
+`time_workflow.sh` runs can be compared job by job (one-second resolution).
 
     python benchmarks/log_job_times.py snakemake.log
 """

@@ -31,7 +31,8 @@ def runs(cfg):
     d = cfg["dial"]
     for label in dial.variants(d["ps"], d["conventions"]):
         digest = records.settings_digest(runner.run_settings(d, label, cfg["dtype"]))
-        out.update({("dial", label, lr, seed): (label, float(lr), seed, digest) for lr in d["lrs"] for seed in cfg["seeds"]})
+        out.update({("dial", label, lr, seed): (label, float(lr), seed, digest)
+                    for lr in d["lrs"] for seed in cfg["seeds"]})
     return out
 
 
@@ -58,7 +59,7 @@ def main():
     if reused != total - len(groups):
         sys.exit("run_sources misses shared runs")
     if args.list:
-        for identity, keys in shared.items():
+        for keys in shared.values():
             print(" ", " = ".join(f"{e}/{m}/lr{lr!r}/seed{s}" for e, m, lr, s in keys))
 
 

@@ -8,7 +8,8 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 from gaugelab import controls, records, tables  # noqa: E402
 
-counts = controls.classification(records.read_table(snakemake.input.zoo_summary), records.read_table(snakemake.input.schedule))
+counts = controls.classification(records.read_table(snakemake.input.zoo_summary),
+                                 records.read_table(snakemake.input.schedule))
 records.write_table(counts, snakemake.output.csv)
 columns = [("form", "text", 0), ("correct", "int", 0), ("total", "int", 0), ("verdict", "text", 0),
            ("threshold", "num", 4), ("rests_on", "text", 0)]

@@ -12,8 +12,8 @@ from gaugelab import sensing_quantities as sq  # noqa: E402
 recs = [records.read(path) for path in snakemake.input.runs]
 recs += [r for path in snakemake.input.sensitivity for r in records.read_bundle(path)]
 fixed = records.read_table(snakemake.input.fixed_lr)
-found = sq.dial(records.read_table(snakemake.input.envelope), fixed if len(fixed.columns) and "verdict" in fixed else None,
-                sq.sensitivity(select.frame(recs)))
+found = sq.dial(records.read_table(snakemake.input.envelope),
+                fixed if len(fixed.columns) and "verdict" in fixed else None, sq.sensitivity(select.frame(recs)))
 rows = compare.rows(published.DIAL, found)
 records.write_table(rows, snakemake.output[0])
 print(rows.to_string())

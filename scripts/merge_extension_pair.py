@@ -19,10 +19,10 @@ task = suite64.make_task(cfg, device=device)
 rec, a, b = suite64_train.train_copies(pair, cfg, task, p.settings, steps=p.steps,
                                        dtype=runtime.resolve_dtype(p.settings["dtype"]), device=device)
 report = merge.merge_report(a, b, cfg, task.x_val, task.y_val, task.x_train, task.y_train, tau=p.tau)
-row = {"schema": records.MERGE_SCHEMA, "extension": True, "config": cfg.name, "optimizer": pair.optimizer, "twin": pair.twin,
-       "init_seed": pair.init_seed, "twin_seed": pair.twin_seed, "sigma": pair.sigma, "steps": rec["steps_done"],
-       "status": rec["status"], "final_drift": rec["curve"][-1][1], **report, "env": rec["env"],
-       "provenance": merge.provenance(rec["provenance"], p.tau)}
+row = {"schema": records.MERGE_SCHEMA, "extension": True, "config": cfg.name, "optimizer": pair.optimizer,
+       "twin": pair.twin, "init_seed": pair.init_seed, "twin_seed": pair.twin_seed, "sigma": pair.sigma,
+       "steps": rec["steps_done"], "status": rec["status"], "final_drift": rec["curve"][-1][1], **report,
+       "env": rec["env"], "provenance": merge.provenance(rec["provenance"], p.tau)}
 records.write_json(snakemake.output[0], row)
 print(f"EXTENSION {cfg.name} {pair} after {rec['steps_done']} steps: QK max {report['qk_max']:.2e}, "
       f"aligned merge drift to A {report['aligned_drift_to_a']:.2e}, naive {report['naive_drift_to_a']:.2e}")

@@ -20,7 +20,8 @@ intro = Path(snakemake.input.intro).read_text()
 Path(snakemake.output.landing).write_text(pages.landing_rst(intro, comparison, links))
 here = Path(snakemake.output.appendix).parent
 relative = lambda p: os.path.relpath(p, here)
-latex_tables = pages.by_section([relative(p) for p in products if p.startswith("results/tables/") and p.endswith(".tex")])
+latex_tables = pages.by_section([relative(p) for p in products
+                                 if p.startswith("results/tables/") and p.endswith(".tex")])
 figures = pages.by_section([relative(p) for p in products if p.startswith("results/figures/") and p.endswith(".pdf")])
 Path(snakemake.output.appendix).write_text(
     pages.appendix_tex(latex_tables, figures, relative(snakemake.input.macros), comparison))

@@ -182,8 +182,8 @@ def test_census_of_a_few_optimizers(tmp_path):
         return
     (tmp_path / "doc.tex").write_text("\\documentclass{article}\\usepackage{booktabs,longtable}\\begin{document}\n"
                                       + census.table_latex(flat) + "\\end{document}\n")
-    proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"], check=False, cwd=tmp_path,
-                          capture_output=True, text=True)
+    proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"], check=False,
+                          cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-2000:]
 
 

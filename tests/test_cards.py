@@ -82,7 +82,8 @@ def test_names_colours_and_orders_are_the_papers():
     colours = {"gd": "#000000", "adam": "#D55E00", "muon": "#0072B2", "shampoo": "#009E73", "scalar_adam": "#56B4E9",
                "rmsprop": "#E69F00", "adafactor": "#CC79A7", "lion": "#C7A100", "signum": "#7A5C00"}
     assert {k: cards.colour(k) for k in cards.zoo()} == colours and cards.colour("momentum") == ""
-    assert [s[2] for s in figures_twins.FIGURE2_SERIES] == ["#D55E00", "#D55E00", "#0072B2", "#0072B2", "#8C8C8C", "#56B4E9"]
+    assert [s[2] for s in figures_twins.FIGURE2_SERIES] == ["#D55E00", "#D55E00", "#0072B2", "#0072B2", "#8C8C8C",
+                                                            "#56B4E9"]
     assert [s[0] for s in figures_twins.FIGURE2_SERIES][-2:] == ["SGD, gauge twin", "scalar-Adam, gauge twin"]
     assert cards.zoo() == ["gd", "adam", "scalar_adam", "rmsprop", "signum", "lion", "adafactor", "muon", "shampoo"]
     assert cards.twin_optimizers() == ("adam", "sgd", "scalar_adam", "muon")

@@ -101,7 +101,8 @@ def test_a_table9_root_that_is_a_file_is_refused(tmp_path, capsys):
     (["table9", "--model", MODEL, "--steps", "100000000"],
      f"config key table9/steps/{MODEL}: 100000000 is greater than the maximum"),
     (["table9", "--step1", "--steps", "1"], "--steps does not apply to --step1"),
-    (["table9", "--model", MODEL, "--corpus", "/nonexistent/input.txt"], "--corpus /nonexistent/input.txt: no such file"),
+    (["table9", "--model", MODEL, "--corpus", "/nonexistent/input.txt"],
+     "--corpus /nonexistent/input.txt: no such file"),
     (["summarize", "--experiment", "nope", "/nonexistent.json"], "no sensing experiment 'nope'"),
     (["summarize", "/nonexistent.json"], "/nonexistent.json"),
 ])

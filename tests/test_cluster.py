@@ -60,7 +60,8 @@ TARGETS = ["results/tables/table2.html", "results/figures/figure1.png", "results
 
 def scheduler_jobs(env):
     """Every job slurmctld still knows (finished ones included): id -> partition, state, GPUs."""
-    out = subprocess.run(["squeue", "--states=all", "--noheader", "-O", "JobID:12,Partition:12,State:14,tres-per-job:30"],
+    out = subprocess.run(["squeue", "--states=all", "--noheader", "-O",
+                          "JobID:12,Partition:12,State:14,tres-per-job:30"],
                          capture_output=True, text=True, env=env, check=True).stdout
     return {line.split()[0]: {"partition": line.split()[1], "state": line.split()[2], "tres": line.split()[3]}
             for line in out.splitlines() if line.strip()}
@@ -108,7 +109,8 @@ def test_smoke_run_through_slurm_equals_the_local_run(slurm, smoke, tmp_path):
         ours, theirs = (work / rel).read_bytes(), (smoke / rel).read_bytes()
         ids = []
         if rel.suffix == ".json":  # records: equal but for the SLURM job id they carry
-            assert strip_job_id(json.loads(ours), ids) == strip_job_id(json.loads(theirs), []), f"{rel} differs from the local run"
+            assert strip_job_id(json.loads(ours), ids) == strip_job_id(json.loads(theirs), []), \
+                f"{rel} differs from the local run"
         else:  # tables, CSVs, figures: byte for byte
             assert ours == theirs, f"{rel} differs from the local run"
         if rel.parts[1] == "runs":

@@ -101,7 +101,8 @@ def test_rules_across_keys_and_ceilings_name_the_key(bad, key, message):
     (["collections:OrderedDict"], {}, "diagnose/optimizers/0", "not a torch.optim.Optimizer subclass"),
     (["torch.optim:Adam"], {"torch.optim:Adam": {"options": {"betas": "oops"}}},
      "diagnose/settings/torch.optim:Adam/options", "could not be built"),
-    ([], {"adam": {"options": {"beta9": 0.9}}}, "diagnose/settings/adam/options", "unexpected keyword argument 'beta9'"),
+    ([], {"adam": {"options": {"beta9": 0.9}}},
+     "diagnose/settings/adam/options", "unexpected keyword argument 'beta9'"),
 ])
 def test_diagnose_optimizers_resolve_at_validation(optimizers, settings, key, message):
     """An optimizer the diagnostic cannot build fails when the config is read, not in its job."""

@@ -91,7 +91,8 @@ def test_schedule_control_table6_counts_and_comparison(tiny):
         assert len(picked) == len(arms[modes[mode]]["grids"]), (mode, rule)  # one row per method
     assert (chosen["floor"] == ~(chosen["train"] < 1e-4)).all()
     counts = controls.midpoint_counts(table)
-    assert list(zip(counts["mode"], counts["rule"])) == [(m, r) for m in ("const", "decay") for r in ("rec-sel", "spd-sel")]
+    assert list(zip(counts["mode"], counts["rule"])) == [(m, r) for m in ("const", "decay")
+                                                         for r in ("rec-sel", "spd-sel")]
     assert (counts["total"] == 6).all()
     assert len(controls.deltas(table)) == 6
     rows = compare.rows(published.SCHEDULE, sq.schedule(table))
@@ -160,10 +161,11 @@ def test_a_run_shared_by_experiments_is_one_record(tiny):
         assert _run_of(by_cell[name][(method, lr, seed)]) == _run_of(by_cell[src][(method, lr, seed)]), (name, method)
     # the init-scale arm at the zoo's init shares every run the zoo also has (App. D.4's check)
     at_zoo = controls.init_arm(cfg["zoo"]["init"])
-    assert all(sources[(at_zoo, m, lr, s)] == "zoo" for m, grid in arms[at_zoo]["grids"].items() if m in arms["zoo"]["grids"]
-               for lr in grid if lr in arms["zoo"]["grids"][m] for s in cfg["seeds"]
+    assert all(sources[(at_zoo, m, lr, s)] == "zoo" for m, grid in arms[at_zoo]["grids"].items()
+               if m in arms["zoo"]["grids"] for lr in grid if lr in arms["zoo"]["grids"][m] for s in cfg["seeds"]
                if (m in arms["zoo"]["decayed"]) == (m in arms[at_zoo]["decayed"]))
     # and a run that differs in a setting that determines its numbers is not shared
-    for (name, method, lr, seed), src in sources.items():
+    for (name, method, _, _), src in sources.items():
         if src != name:
-            assert runner.run_settings(arms[name], method, cfg["dtype"]) == runner.run_settings(arms[src], method, cfg["dtype"])
+            assert runner.run_settings(arms[name], method, cfg["dtype"]) == \
+                runner.run_settings(arms[src], method, cfg["dtype"])

@@ -25,7 +25,8 @@ def local_corpus() -> Path | None:
 
 
 SHARED = local_corpus()
-needs_corpus = pytest.mark.skipif(SHARED is None, reason="no local tiny-Shakespeare copy (set GAUGELAB_TINYSHAKESPEARE)")
+needs_corpus = pytest.mark.skipif(SHARED is None,
+                                  reason="no local tiny-Shakespeare copy (set GAUGELAB_TINYSHAKESPEARE)")
 
 
 @pytest.fixture

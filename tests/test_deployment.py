@@ -1,6 +1,7 @@
 """Deployment: the lock files, pyproject.toml's ranges and the env files agree; every rule names
 its env and its log; the workflow runs as a module of another workflow (and from another folder
-without --configfile: test_workflow.py's dry-run counts); and the SLURM profile turns every job (GPU-tagged ones included) into a complete sbatch request.
+without --configfile: test_workflow.py's dry-run counts); and the SLURM profile turns every job
+(GPU-tagged ones included) into a complete sbatch request.
 No scheduler is needed here: the requests come from a dry run rendered by the SLURM plugin's own
 functions (profiles/slurm/preview.py); test_cluster.py submits them for real."""
 
@@ -96,7 +97,7 @@ def test_every_lock_entry_has_a_hash_and_satisfies_the_ranges():
     for path in LOCKS.values():
         entries = lock_entries(path)
         assert len(entries) > 50, f"{path.name}: only {len(entries)} packages: not the whole tree?"
-        for name, (version, hashes) in entries.items():
+        for name, (_, hashes) in entries.items():
             assert hashes and all(re.fullmatch(r"[0-9a-f]{64}", h) for h in hashes), f"{path.name}: {name} hash"
         for req in project_requirements():
             name = canonical(req.name)

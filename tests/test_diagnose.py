@@ -199,7 +199,8 @@ def test_registry_verdicts_agree_with_the_a_priori_class(name):
     assert report["a_priori_equivariant"] == (name in optim.EQUIVARIANT)
 
 
-@pytest.mark.parametrize("source, expected", [("torch.optim:SGD", "equivariant"), ("torch.optim:Adam", "basis-dependent")])
+@pytest.mark.parametrize("source, expected", [("torch.optim:SGD", "equivariant"),
+                                              ("torch.optim:Adam", "basis-dependent")])
 def test_torch_builtins(source, expected):
     report = diagnose.diagnose(source)
     assert report["kind"] == "torch" and report["label"] == source.replace("torch.optim:", "torch_").lower()

@@ -70,7 +70,8 @@ def test_dial_published_draws_whatever_rows_exist():
     extra = [Value("Section 7 dial", dial.label(0.6, "rms"), "erank", 9.9, 0.02, "9.9")]  # a made-up row
     paper = figures.dial_published(published.of("Section 7 dial") + extra)
     assert paper[("rms", 0.6)] == {"erank": 9.9}
-    assert paper[("rms", 0.25)] == {q: published.lookup("Section 7 dial", "rms_p0.25", q).value for q in ("rec", "erank")}
+    assert paper[("rms", 0.25)] == {q: published.lookup("Section 7 dial", "rms_p0.25", q).value
+                                    for q in ("rec", "erank")}
     fig = figures.figure_dial(SMOKE_ENVELOPE, SMOKE_GD_ERANK, SMOKE_RANK, published=paper)
     fig.canvas.draw()
     assert has_point(fig.axes[0], 0.6, 9.9)

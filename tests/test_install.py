@@ -60,7 +60,8 @@ def test_the_cpu_install_pulls_no_cuda_wheel(report):
     assert not cuda, f"the CPU install would pull CUDA wheels: {cuda}"
     torch = installed["torch"]
     assert torch["metadata"]["version"].endswith("+cpu"), torch["metadata"]["version"]
-    assert WHEEL.fullmatch(urllib.parse.unquote(torch["download_info"]["url"].rsplit("/", 1)[-1])), torch["download_info"]
+    assert WHEEL.fullmatch(urllib.parse.unquote(torch["download_info"]["url"].rsplit("/", 1)[-1])), \
+        torch["download_info"]
 
 
 def test_the_cpu_install_is_the_lock_file_by_file(report):

@@ -198,7 +198,8 @@ def test_the_run_ends_byte_identical_to_the_undisturbed_one(smoke, planted, reru
     differ = [p for p in products if ours.get(p, (None,))[0] != theirs[p][0]]
     assert not differ, differ
     runs = [p for p in theirs if p.startswith("results/runs/")]
-    differ = [p for p in runs if p not in ours or without_timing(_json(planted / p)) != without_timing(_json(smoke / p))]
+    differ = [p for p in runs
+              if p not in ours or without_timing(_json(planted / p)) != without_timing(_json(smoke / p))]
     assert not differ, differ
     assert not (planted / SHORT_TABLE9).exists(), "the short Table 9 run must not stand in for a full one"
     assert not [p for p in ours if p.startswith("results/") and p not in theirs and "set_aside" not in p]

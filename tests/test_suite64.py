@@ -224,7 +224,8 @@ def test_an_identity_twin_that_moves_fails_the_job():
     moved = suite64.clone(base)
     moved["l0.W_V"][0, 0, 0] += 1e-12
     with pytest.raises(harness.DeterminismError, match="adam identity twin"):
-        harness.check_identity(harness.Pair.of("adam", "identity", 42), [0, 0.0, 0.0, 0.0], base.values(), moved.values())
+        harness.check_identity(harness.Pair.of("adam", "identity", 42), [0, 0.0, 0.0, 0.0], base.values(),
+                               moved.values())
 
 
 def test_the_table9_command_writes_the_workflows_records_from_worker_processes(tmp_path, small, capsys):

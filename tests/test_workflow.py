@@ -189,6 +189,13 @@ def test_the_rules_are_formatted():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_the_python_is_linted():
+    """ruff, configured in pyproject.toml ([tool.ruff]): the package, scripts, tests and benchmarks."""
+    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "."], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_lint_is_clean():
     proc = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -272,7 +279,8 @@ def test_gaugelab_table_renders_each_table_as_its_job_does(smoke, tmp_path):
               "init_scale": [r / "zoo/summary.csv", *arms],
               "nuclear_reference": sorted((r / "runs/nuclear_reference").glob("seed*.json")),
               "dial": [r / "dial/envelope.csv", r / "dial/fixed_lr.csv"],
-              "table6": sorted(r.glob("runs/zoo/*/lr*/seed*.json")) + sorted(r.glob("runs/schedule_*/*/lr*/seed*.json")),
+              "table6": sorted(r.glob("runs/zoo/*/lr*/seed*.json"))
+                        + sorted(r.glob("runs/schedule_*/*/lr*/seed*.json")),
               "table9": sorted(r.glob("runs/table9_step1/*.json")) + sorted(r.glob("runs/table9/**/*.json")),
               "table3": [r / "twins/pairs.csv"], "table3_qk": [r / "twins/pairs.csv"], "d5": [r / "twins/d5.csv"]}
     assert set(inputs) == set(table_files.COMMANDS)

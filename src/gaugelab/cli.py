@@ -306,7 +306,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--device", choices=["auto", "cpu", "cuda"])
     s.add_argument("--threads", type=positive_int, help="torch threads")
     s.set_defaults(func=_sensing)
-    m = sub.add_parser("summarize", help="a sensing experiment's run records -> its summary CSV (seed means, selection)")
+    m = sub.add_parser("summarize",
+                       help="a sensing experiment's run records -> its summary CSV (seed means, selection)")
     m.add_argument("records", nargs="+", help="the experiment's run records (JSON), every one")
     m.add_argument("-o", "--output", required=True, help="summary path (CSV, with a .sha256 beside it)")
     m.add_argument("--config", help="YAML config (default: the paper's protocol)")
@@ -346,8 +347,10 @@ def parser() -> argparse.ArgumentParser:
     t = sub.add_parser("twins", help="one attention twin pair (Section 6) -> one JSON record")
     t.add_argument("--optimizer", required=True, choices=cards.twin_optimizers())
     t.add_argument("--twin", required=True, choices=["gauge", "identity", "noise"])
-    t.add_argument("--init-seed", required=True, type=nonnegative_int, help="torch.manual_seed before the model is built")
-    t.add_argument("--twin-seed", type=nonnegative_int, help="gauge draw seed (gauge twins; default 888 noise, 0 identity)")
+    t.add_argument("--init-seed", required=True, type=nonnegative_int,
+                   help="torch.manual_seed before the model is built")
+    t.add_argument("--twin-seed", type=nonnegative_int,
+                   help="gauge draw seed (gauge twins; default 888 noise, 0 identity)")
     t.add_argument("--sigma", type=positive_float, help="noise scale on W_Q, W_K (noise twins)")
     t.add_argument("-o", "--output", required=True, help="record path (JSON)")
     t.add_argument("--steps", type=positive_int,
@@ -371,10 +374,12 @@ def parser() -> argparse.ArgumentParser:
                    help="configuration, repeatable (default: the config's table9.configs), run in this order")
     g.add_argument("--optimizer", action="append", choices=cards.twin_optimizers(),
                    help="only these optimizers' pairs, repeatable")
-    g.add_argument("--twin", action="append", choices=["gauge", "identity", "noise"], help="only these twins, repeatable")
+    g.add_argument("--twin", action="append", choices=["gauge", "identity", "noise"],
+                   help="only these twins, repeatable")
     g.add_argument("--step1", action="store_true", help="the step-1 subset (one bundle per configuration) instead")
     g.add_argument("--steps", type=positive_int,
-                   help="steps per pair (default: the configuration's); another length goes to results/runs/table9-short/")
+                   help="steps per pair (default: the configuration's); another length goes to "
+                        "results/runs/table9-short/")
     g.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     g.add_argument("--threads", type=positive_int, default=1, help="torch threads (default 1)")
     g.add_argument("--corpus", help="tiny-Shakespeare input.txt (checked against its sha256), for the char-LM")

@@ -90,7 +90,8 @@ def row(v: published.Value, found: Found | None) -> dict:
             "published": v.printed, "published_value": v.value, "tolerance": requirement(v),
             "where": v.where, "why": v.why}
     if found is None:
-        target = "`snakemake gpu` (the full-length float64 runs)" if v.target == "gpu" else "a configuration that runs it"
+        target = ("`snakemake gpu` (the full-length float64 runs)" if v.target == "gpu"
+                  else "a configuration that runs it")
         return {**base, "reproduced": math.nan, "at": "", "abs_diff": math.nan, "sensitivity": math.nan,
                 "verdict": NOT_RUN, "note": f"needs {target}"}
     diff = abs(found.value - v.value) if math.isfinite(found.value) else math.nan

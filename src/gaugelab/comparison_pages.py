@@ -169,7 +169,8 @@ def macros(comparison: pd.DataFrame) -> str:
     for _, r in comparison.iterrows():
         value = r["reproduced"]
         text = comparison_value(value, r["quantity"]) if math.isfinite(value) else "--"
-        lines.append(f"\\newcommand{{\\{macro_name(r['source'], r['row'], r['quantity'])}}}{{{tables.latex_text(text)}}}")
+        lines.append(f"\\newcommand{{\\{macro_name(r['source'], r['row'], r['quantity'])}}}"
+                     f"{{{tables.latex_text(text)}}}")
     totals = comparison["verdict"].value_counts()
     for v in compare.VERDICTS:
         lines.append(f"\\newcommand{{\\{macro_name('verdict', v)}}}{{{int(totals.get(v, 0))}}}")
@@ -193,7 +194,8 @@ def _rst_text(text: str) -> str:
 
 # Snakemake's report centres its landing page vertically in a box of the screen's height, which cuts
 # off the top of a page taller than the screen; this page is, so it asks for the top instead.
-_TOP_ALIGNED = [".. raw:: html", "", "   <style>div.grow.flex.items-center.h-screen{align-items:flex-start}</style>", ""]
+_TOP_ALIGNED = [".. raw:: html", "",
+                "   <style>div.grow.flex.items-center.h-screen{align-items:flex-start}</style>", ""]
 
 
 def landing_rst(intro: str, comparison: pd.DataFrame, sections: dict[str, list[str]]) -> str:
@@ -201,7 +203,8 @@ def landing_rst(intro: str, comparison: pd.DataFrame, sections: dict[str, list[s
     section, every row that is not exact with one line on why, and links to each section's
     tables and figures (``sections``: section -> result file names, Snakemake's link targets)."""
     table = compare.counts(comparison)
-    lines = [intro.rstrip(), "", "{% raw %}", *_TOP_ALIGNED, "Verdict", "-------", ""]  # raw: Snakemake renders it with Jinja
+    lines = [intro.rstrip(), "", "{% raw %}",  # raw: Snakemake renders it with Jinja
+             *_TOP_ALIGNED, "Verdict", "-------", ""]
     total = len(comparison)
     summary = ", ".join(f"{int(table.loc['all', v])} {v}" for v in compare.VERDICTS)
     lines += [f"{total} published numbers and claims of Sections 5–7: {summary}.", ""]
@@ -236,12 +239,14 @@ def appendix_tex(tables_: dict[str, list[str]], figures: dict[str, list[str]], m
              + ", ".join(f"{int(table.loc['all', v])} {tables.latex_text(v)}" for v in compare.VERDICTS) + ".", ""]
     lines += ["\\begin{tabular}{l" + "r" * (len(table.columns)) + "}", "\\toprule",
               " & ".join(tables.latex_text(c) for c in ["section", *table.columns]) + " \\\\", "\\midrule"]
-    lines += [" & ".join([tables.latex_text(str(s)), *[str(int(n)) for n in row]]) + " \\\\" for s, row in table.iterrows()]
+    lines += [" & ".join([tables.latex_text(str(s)), *[str(int(n)) for n in row]]) + " \\\\"
+              for s, row in table.iterrows()]
     lines += ["\\bottomrule", "\\end{tabular}", ""]
     for section in dict.fromkeys([*tables_, *figures]):
         lines.append(f"\\section*{{{tables.latex_text(section)}}}")
         for path in tables_.get(section, []):
-            lines += ["\\begin{table}[H]\\centering\\small\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%",
+            lines += ["\\begin{table}[H]\\centering\\small"
+                      "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%",
                       f"\\input{{{path}}}}}", f"\\caption*{{\\texttt{{{tables.latex_text(path)}}}}}", "\\end{table}"]
         for path in figures.get(section, []):
             lines += ["\\begin{figure}[H]\\centering", f"\\includegraphics[width=0.8\\linewidth]{{{path}}}",

@@ -196,7 +196,8 @@ def classification(zoo_summary: pd.DataFrame, table: pd.DataFrame) -> pd.DataFra
          "rests_on": f"rec_GD {get(by_decay, cards.GD, 'rec'):.4f}, rec_Adam {get(by_decay, cards.ADAM, 'rec'):.4f}"},
         {"form": "rank split (Table 2 erank)", "correct": rank["correct"], "total": rank["total"],
          "verdict": "", "threshold": rank["threshold"],
-         "rests_on": f"erank_GD {get(by_zoo, cards.GD, 'erank'):.2f}, erank_Adam {get(by_zoo, cards.ADAM, 'erank'):.2f}"},
+         "rests_on": f"erank_GD {get(by_zoo, cards.GD, 'erank'):.2f}, "
+                     f"erank_Adam {get(by_zoo, cards.ADAM, 'erank'):.2f}"},
     ])
 
 

@@ -26,9 +26,9 @@ FIGURE2_SERIES = [(f"{cards.short(opt)}, {_TWIN_TEXT[twin]}", (opt, twin), cards
 
 
 # The published rows (Table 3's and the reference log's) of each plotted series.
-FIGURE2_ROWS = {"Adam gauge": (cards.ADAM, "gauge"), "Adam noise 1e-7": (cards.ADAM, "noise"), "Muon gauge": (cards.MUON, "gauge"),
-                "Muon noise 1e-7": (cards.MUON, "noise"), "SGD gauge": (cards.SGD, "gauge"),
-                "scalar-Adam gauge": (cards.SCALAR_ADAM, "gauge")}
+FIGURE2_ROWS = {"Adam gauge": (cards.ADAM, "gauge"), "Adam noise 1e-7": (cards.ADAM, "noise"),
+                "Muon gauge": (cards.MUON, "gauge"), "Muon noise 1e-7": (cards.MUON, "noise"),
+                "SGD gauge": (cards.SGD, "gauge"), "scalar-Adam gauge": (cards.SCALAR_ADAM, "gauge")}
 
 
 def figure2_published(values, final_step: int) -> dict[tuple[str, str], list[tuple[int, float]]]:
@@ -97,7 +97,8 @@ def figure2(curves: dict[tuple[str, str], list[tuple[int, float]]],
         steps, drifts = zip(*curves[which])
         bad = [s for s, d in zip(steps, drifts) if not d > 0]
         if bad:
-            raise ValueError(f"Figure 2: {label} has drift <= 0 (or missing) at step(s) {bad}; a log axis cannot show it")
+            raise ValueError(f"Figure 2: {label} has drift <= 0 (or missing) at step(s) {bad}; "
+                             "a log axis cannot show it")
         handles += ax.plot([s + 1 for s in steps], drifts, label=label, color=colour, ls=style, marker=marker, lw=1.8,
                            ms=3.4, mew=0, alpha=0.95, zorder=3)
         band = band_of(spread.get(which, []))

@@ -135,7 +135,8 @@ def latex(rows: list[dict]) -> str:
     tau = rows[0]["tau"] if rows else float("nan")
     return _latex_table("EXTENSION (not in the paper): merging float64 twins", [latex_text(h) for h in header],
                         [[latex_text(c) for c in row] for row in body],
-                        [latex_text(f"EXTENSION, not a paper result. Head-mergeable: max per-head QK drift ≤ {tau:g}.")])
+                        [latex_text(f"EXTENSION, not a paper result. Head-mergeable: max per-head QK drift "
+                                    f"≤ {tau:g}.")])
 
 
 def html(rows: list[dict]) -> str:

@@ -12,8 +12,8 @@ zoo, the attention twins and the property tests (spec: sensing.md §3, identitie
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import torch
 from torch import Tensor
@@ -224,11 +224,11 @@ def shampoo(damping: float = 1.0, refresh: int = 20) -> Rule:
         return state
 
     def update(grads, state, lr, t):
-        ls = [l + g @ g.mT for l, g in zip(state["L"], grads)]
+        ls = [m + g @ g.mT for m, g in zip(state["L"], grads)]
         rs = [r + g.mT @ g for r, g in zip(state["R"], grads)]
         if (t - 1) % refresh == 0:
             eye = lambda x: torch.eye(x.shape[-1], dtype=x.dtype, device=x.device)
-            linv = [matrix_power(l + damping * eye(l), -0.25) for l in ls]
+            linv = [matrix_power(m + damping * eye(m), -0.25) for m in ls]
             rinv = [matrix_power(r + damping * eye(r), -0.25) for r in rs]
         else:
             linv, rinv = state["Linv"], state["Rinv"]

@@ -14,9 +14,9 @@ CPU with AVX2 and FMA). On CUDA torch's own functions serve: CUDA's ``sqrt`` is 
 from __future__ import annotations
 
 import math
-from typing import Callable
 
 import torch
+from collections.abc import Callable
 from torch import Tensor
 
 # Raised whenever a function here changes its bits: it enters every record's settings digest

@@ -171,8 +171,10 @@ for _method, _lr, _rec, _erank in ((cards.GD, 3e-3, 0.1132, 4.29), (cards.ADAM, 
 
 # The decay control (App. D.1, Table 6) and RMSProp under it (App. D.7). "count" of the RMSProp
 # rows: learning rates of the grid whose mean train reaches the bar at a constant lr.
-_D7 = "Section 5: RMSProp 'cannot reach the interpolation threshold at a fixed step size, and it recovers 0.527 either way'"
-_T6 = "Section 5: 'giving GD and Adam ... the full 2x10^4-step cosine decay horizon, no early stopping, does not improve their results (Table 6)'"
+_D7 = ("Section 5: RMSProp 'cannot reach the interpolation threshold at a fixed step size, and it recovers 0.527 "
+       "either way'")
+_T6 = ("Section 5: 'giving GD and Adam ... the full 2x10^4-step cosine decay horizon, no early stopping, does not "
+       "improve their results (Table 6)'")
 SCHEDULE: list[Value] = [
     count("Table 6", "midpoint split (decay, rec-sel)", "count", 9, "9/9",
           "Section 5: 'under a single shared cosine decay we still get 9/9'"),
@@ -334,7 +336,8 @@ TABLE9: list[Value] = [
           "Section 6: 'all the equivariant methods are confined to 2.8e-16 - 1.1e-15 at step 1'",
           "float floor: a bound, <= 2e-15 (attention.md §12.3)"),
     Value("Table 9", "char-LM equivariant gauge", "step1_max", 8e-16, 2e-15, "3e-16 - 8e-16", "at_most",          # G7
-          "Section 6: 'the equivariant twins stay at 3 - 8e-16'", "float floor: a bound, <= 2e-15 (attention.md §12.3)"),
+          "Section 6: 'the equivariant twins stay at 3 - 8e-16'",
+          "float floor: a bound, <= 2e-15 (attention.md §12.3)"),
     printed_value("Section 6", "char-LM Adam gauge (42, 777)", "val_loss1", 1.579, "1.579",                       # G8
                   "Section 6: 'very similar validation losses (1.579 vs. 1.585)'", **_GPU),
     printed_value("Section 6", "char-LM Adam gauge (42, 777)", "val_loss2", 1.585, "1.585",
@@ -346,8 +349,8 @@ TABLE9: list[Value] = [
     printed_value("Table 9", "6L/d256", "ratio_t9", 94, "94x", _T9),
     printed_value("Table 9", "char-LM", "ratio_t9", 39, "39x", "Section 6: 'a change 39x larger than even the 100x "
                   "stronger noise twin'"),
-    count("Table 9", "identity twins", "max_drift", 0.0, "exactly 0", "Section 6: 'with A = I twins exactly zero'",  # G11
-          "must be exactly 0"),
+    count("Table 9", "identity twins", "max_drift", 0.0, "exactly 0",                                            # G11
+          "Section 6: 'with A = I twins exactly zero'", "must be exactly 0"),
     Value("Section 6", "mod-97 equivariant vs Adam", "decades_1", 12, 11.5, "12-13 orders of magnitude below Adam",
           "between", "Section 6: 'about machine epsilon in float64, 12-13 orders of magnitude below Adam'",
           "a bound: log10(min Adam gauge step-1 / max equivariant gauge step-1) in [11.5, 13.5] per mod-97 "

@@ -3,7 +3,8 @@ command line and tests share."""
 
 from __future__ import annotations
 
-from typing import Callable, Hashable, Sequence, TypeVar
+from collections.abc import Callable, Hashable, Sequence
+from typing import TypeVar
 
 import torch
 

@@ -10,8 +10,8 @@ environment, where jobs, workers and the CLI inherit them:
   the only branch MKL supports on non-Intel CPUs: on an AMD EPYC, ``MKL_CBWR=AVX2`` silently falls
   back to AUTO and ``mkl_cbwr_set(AVX2)`` returns "unsupported branch" (measured). Strict mode does
   not cover this branch (a GEMM split over two threads rounds differently, measured), so
-  :func:`set_threads` (called by :func:`configure`) also keeps MKL on one thread in the calling thread; torch still parallelises
-  over batches and elements, where MKL runs sequentially in each worker anyway.
+  :func:`set_threads` (called by :func:`configure`) also keeps MKL on one thread in the calling thread;
+  torch still parallelises over batches and elements, where MKL runs sequentially in each worker anyway.
 - ATen's CPU kernels at the AVX2 level: without it ATen picks AVX-512 where the CPU has it, and
   vector width changes the order of every reduction.
 

@@ -174,7 +174,8 @@ def midpoint_split(selected: pd.DataFrame) -> dict:
     mid = ½(rec_GD + rec_Adam) of the same selected rows; matches with its class are counted
     over the finite rows. NaN threshold (and no count) without both GD and Adam."""
     by = selected.set_index("method")["rec"]
-    if cards.GD not in by or cards.ADAM not in by or not (math.isfinite(by[cards.GD]) and math.isfinite(by[cards.ADAM])):
+    if cards.GD not in by or cards.ADAM not in by or not (math.isfinite(by[cards.GD])
+                                                          and math.isfinite(by[cards.ADAM])):
         return {"threshold": math.nan, "correct": 0, "total": 0}
     threshold = 0.5 * (by[cards.GD] + by[cards.ADAM])
     finite = by[by.map(math.isfinite)]

@@ -31,7 +31,7 @@ class Instance:
     y: Tensor  # (m,) or (S, m)
     X: Tensor  # (n, n) or (S, n, n)
 
-    def stacked(self) -> "Instance":
+    def stacked(self) -> Instance:
         return self if self.A.dim() == 3 else Instance(self.A[None], self.y[None], self.X[None])
 
 
@@ -101,7 +101,7 @@ class Layout:
     buffers: dict = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def of(cls, which: Tensor, instances: int = 1, separate: bool | None = None) -> "Layout":
+    def of(cls, which: Tensor, instances: int = 1, separate: bool | None = None) -> Layout:
         """``separate``: one product per instance (default: when torch runs on one thread)."""
         which = which.to(torch.long)
         slot = torch.zeros_like(which)

@@ -63,7 +63,8 @@ def table2(summary: pd.DataFrame, runs: pd.DataFrame) -> dict:
             other, margin = chosen["runner_up_lr"], chosen["margin"]
         else:
             other = pub_lr
-            margin = cells.loc[(method, pub_lr), "score"] - chosen["score"] if (method, pub_lr) in cells.index else math.nan
+            margin = (cells.loc[(method, pub_lr), "score"] - chosen["score"] if (method, pub_lr) in cells.index
+                      else math.nan)
         decided_by = _sens(sens, method, lr) + (_sens(sens, method, other) if math.isfinite(other) else 0.0)
         near_tie = bool(math.isfinite(margin) and math.isfinite(decided_by) and margin < decided_by)
         note = (f"near-tie: lr {lr:g} beats lr {other:g} by {margin:.2e} < sensitivity {decided_by:.2e}"
@@ -78,7 +79,8 @@ def table2(summary: pd.DataFrame, runs: pd.DataFrame) -> dict:
                                                   "compared at the published lr (near-tie)" if at != lr else "")
     chosen_rows = summary[summary["selected"]]
     split = select.clean_split(chosen_rows)
-    found[("Table 2", "clean split", "count")] = Found(split["correct"], f"{split['verdict']} over {split['total']} methods")
+    found[("Table 2", "clean split", "count")] = Found(split["correct"],
+                                                       f"{split['verdict']} over {split['total']} methods")
     edge = chosen_rows.set_index("method")
     gap_sens = math.nan
     if split["verdict"] == "CLEAN":
@@ -125,7 +127,8 @@ def init_scale(rows: pd.DataFrame, checks: pd.DataFrame, sens: dict[float, pd.Da
         row = f"init {init:g} split check"
         at = f"max equivariant {c['eq_max']:.4f}, Adam {c['adam_rec']:.4f}"
         found[("App. D.4", row, "holds")] = Found(1.0 if c["weak_check"] == "HOLDS" else 0.0, at)
-        eq_method = next((m for (i, m), r in by.items() if i == init and m != cards.ADAM and r["rec"] == c["eq_max"]), None)
+        eq_method = next((m for (i, m), r in by.items()
+                          if i == init and m != cards.ADAM and r["rec"] == c["eq_max"]), None)
         s = _sens(sens.get(init), cards.ADAM, by[(init, cards.ADAM)]["lr"]) if (init, cards.ADAM) in by else math.nan
         if eq_method is not None:
             s += _sens(sens.get(init), eq_method, by[(init, eq_method)]["lr"])
@@ -199,7 +202,8 @@ def schedule(table: pd.DataFrame, sens: dict[str, pd.DataFrame] | None = None) -
             if len(hit):
                 r = hit.iloc[0]
                 note = "floor: the selected row did not interpolate" if r["floor"] else ""
-                found[v.key] = Found(float(r["rec"]), f"lr {r['lr']:g}", _sens(sens.get(mode), cards.RMSPROP, r["lr"]), note)
+                found[v.key] = Found(float(r["rec"]), f"lr {r['lr']:g}",
+                                     _sens(sens.get(mode), cards.RMSPROP, r["lr"]), note)
     return found
 
 

@@ -340,4 +340,5 @@ def setup(model: str, settings: dict, *, threads: int | None, device: str,
     the model dtype."""
     dev = configure(threads, device)
     cfg = config(model)
-    return cfg, make_task(cfg, corpus_path if is_text(cfg) else None, dev), runtime.resolve_dtype(settings["dtype"]), dev
+    return (cfg, make_task(cfg, corpus_path if is_text(cfg) else None, dev),
+            runtime.resolve_dtype(settings["dtype"]), dev)

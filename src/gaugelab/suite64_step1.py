@@ -67,6 +67,7 @@ def step1_subset(cfg: ModelConfig, task: Task, pairs: list[Pair], settings: dict
         rec["set"] = "step1"
         out.append(rec)
         log(f"{cfg.name} {pair}: drift step 0 {curve[0][1]:.3e}, step 1 {curve[1][1]:.3e}, "
-            f"QK step 1 {curve[1][2]:.3e} ({rec['wall_s']:.1f} s)" + (" determinism OK" if pair.twin == "identity" else ""))
+            f"QK step 1 {curve[1][2]:.3e} ({rec['wall_s']:.1f} s)"
+            + (" determinism OK" if pair.twin == "identity" else ""))
     shown.finish(1)
     return out

@@ -125,7 +125,8 @@ def draw(groups: list[Group], generator: torch.Generator, dtype: torch.dtype, id
                 angles = 2 * torch.pi * torch.rand(g.dim // 2, generator=generator, dtype=dtype)
                 mats.append(pair_rotation(angles * (0 if identity else 1)))
             else:
-                mats.append(torch.eye(g.dim, dtype=dtype) if identity else gauge.haar_orthogonal(g.dim, generator, dtype))
+                mats.append(torch.eye(g.dim, dtype=dtype) if identity
+                            else gauge.haar_orthogonal(g.dim, generator, dtype))
         out.append(mats)
     return out
 
@@ -196,8 +197,8 @@ def _fused_conv1d(prefix: str, m: nn.Module) -> _Heads:
     h, d = m.num_heads, m.embed_dim
     hd = d // h
     w, b = f"{prefix}c_attn.weight", f"{prefix}c_attn.bias"
-    heads = _Heads(prefix.rstrip(".") or "(root)", h, h, hd, _per(w, 1, 0, h, hd), _per(w, 1, d, h, hd), _per(w, 1, 2 * d, h, hd),
-                   _per(f"{prefix}c_proj.weight", 0, 0, h, hd))
+    heads = _Heads(prefix.rstrip(".") or "(root)", h, h, hd, _per(w, 1, 0, h, hd), _per(w, 1, d, h, hd),
+                   _per(w, 1, 2 * d, h, hd), _per(f"{prefix}c_proj.weight", 0, 0, h, hd))
     if getattr(m.c_attn, "bias", None) is not None:
         heads.bq, heads.bk, heads.bv = _per(b, 0, 0, h, hd), _per(b, 0, d, h, hd), _per(b, 0, 2 * d, h, hd)
     return heads
@@ -245,7 +246,8 @@ def _qk_group(a: _Heads, with_bias: bool, rope: bool) -> Group:
     orbits = []
     for g in range(a.n_kv):
         mine = range(g * per, (g + 1) * per)
-        k_side = [a.k[g]] + ([a.bk[g]] if with_bias and a.bk else []) + ([a.extra_k[g]] if with_bias and a.extra_k else [])
+        k_side = ([a.k[g]] + ([a.bk[g]] if with_bias and a.bk else [])
+                  + ([a.extra_k[g]] if with_bias and a.extra_k else []))
         q_sides = [[a.q[h]] + ([a.bq[h]] if with_bias and a.bq else []) for h in mine]
         slices = k_side + [s for side in q_sides for s in side]
         orbits.append(Orbit(slices, [(q, k_side) for q in q_sides]))
@@ -256,7 +258,8 @@ def _vo_group(a: _Heads, with_bias: bool) -> Group:
     per = a.n_head // a.n_kv
     orbits = []
     for g in range(a.n_kv):
-        v_side = [a.v[g]] + ([a.bv[g]] if with_bias and a.bv else []) + ([a.extra_v[g]] if with_bias and a.extra_v else [])
+        v_side = ([a.v[g]] + ([a.bv[g]] if with_bias and a.bv else [])
+                  + ([a.extra_v[g]] if with_bias and a.extra_v else []))
         outs = [a.o[h] for h in range(g * per, (g + 1) * per)]
         orbits.append(Orbit(v_side + outs, [([o], v_side) for o in outs]))
     return Group(a.module, a.hd, orbits)
@@ -271,7 +274,7 @@ def _lora_groups(model: nn.Module) -> list[Group]:
         prefix = f"{name}." if name else ""
         pairs = ([("", a, b)] if isinstance(a, nn.Linear) else
                  [(f".{k}", a[k], b[k]) for k in a if k in b] if isinstance(a, nn.ModuleDict) else [])
-        for key, la, lb in pairs:
+        for key, la, _ in pairs:
             r = la.weight.shape[0]
             left = [Slice(f"{prefix}lora_B{key}.weight", 1, 0)]
             right = [Slice(f"{prefix}lora_A{key}.weight", 0, 0)]

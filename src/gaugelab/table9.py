@@ -123,7 +123,8 @@ def latex(table: pd.DataFrame, step1: list[dict]) -> str:
     for name in dict.fromkeys(table["config"]):
         lines += ["\\midrule", f"\\multicolumn{{{width}}}{{l}}{{attention {LABELS[name]}}} \\\\", "\\midrule"]
         lines += [" & ".join(latex_text(c) for c in row) + " \\\\" for row in _body(table, name)]
-        lines += [f"\\multicolumn{{{width}}}{{l}}{{\\footnotesize {latex_text(n)}}} \\\\" for n in _notes(table, step1, name)]
+        lines += [f"\\multicolumn{{{width}}}{{l}}{{\\footnotesize {latex_text(n)}}} \\\\"
+                  for n in _notes(table, step1, name)]
     lines += ["\\bottomrule", "\\end{tabular}"]
     return "\n".join(lines) + "\n"
 

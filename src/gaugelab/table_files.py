@@ -4,8 +4,8 @@ Snakemake is the workflow's, byte for byte."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import pandas as pd
 

@@ -193,8 +193,8 @@ def table6_latex(table: pd.DataFrame, counts: pd.DataFrame, rmsprop_budget: int)
         klass = select.klass(method.split("@")[0])
         lines.append(f"{name} & {klass} & " + " & ".join(latex_numbers(c) for c in cells) + " \\\\")
     lines.append("\\midrule")
-    for note in [latex_text(n) for n in _table6_notes(counts)] + ["$^\\dagger$ the selected row did not interpolate (mean train above "
-                                         "the bar): a floor, not a bias"]:
+    for note in [latex_text(n) for n in _table6_notes(counts)] + ["$^\\dagger$ the selected row did not interpolate "
+                                                                  "(mean train above the bar): a floor, not a bias"]:
         lines.append(f"\\multicolumn{{8}}{{l}}{{\\footnotesize {note}}} \\\\")
     lines += ["\\bottomrule", "\\end{tabular}"]
     return "\n".join(lines) + "\n"
@@ -295,7 +295,8 @@ def table3_latex(summary: pd.DataFrame, metric: str = "drift") -> str:
               + " \\\\" for r, values in rows]
     if metric == "drift":
         lines.append("\\midrule")
-        lines.append(f"\\multicolumn{{{len(steps) + 1}}}{{l}}{{\\footnotesize {latex_text(table3_footer(summary))}}} \\\\")
+        lines.append(f"\\multicolumn{{{len(steps) + 1}}}{{l}}"
+                     f"{{\\footnotesize {latex_text(table3_footer(summary))}}} \\\\")
     lines += ["\\bottomrule", "\\end{tabular}"]
     return "\n".join(lines) + "\n"
 
@@ -303,14 +304,17 @@ def table3_latex(summary: pd.DataFrame, metric: str = "drift") -> str:
 def table3_html(summary: pd.DataFrame, metric: str = "drift") -> str:
     steps, rows = table3_rows(summary, metric)
     body = [[twin_label(r)] + [drift_text(v) for v in values] for r, values in rows]
-    caption = table3_footer(summary) if metric == "drift" else "QK drift: mean over heads of the per-head invariant drift"
+    caption = (table3_footer(summary) if metric == "drift"
+               else "QK drift: mean over heads of the per-head invariant drift")
     return _html_table(["Twin"] + [str(s) for s in steps], body, caption)
 
 
 D5_LABEL = {
-    "adam_gauge_step1_min": "Adam gauge drift at step 1, min", "adam_gauge_step1_max": "Adam gauge drift at step 1, max",
+    "adam_gauge_step1_min": "Adam gauge drift at step 1, min",
+    "adam_gauge_step1_max": "Adam gauge drift at step 1, max",
     "adam_gauge_final_min": "Adam gauge final drift, min", "adam_gauge_final_max": "Adam gauge final drift, max",
-    "ratio_d5": "structural ratio (final step)", "equivariant_gauge_final_max": "SGD and scalar-Adam gauge final drift, max",
+    "ratio_d5": "structural ratio (final step)",
+    "equivariant_gauge_final_max": "SGD and scalar-Adam gauge final drift, max",
 }
 
 

@@ -16,9 +16,9 @@ evaluated or integrated as one tensor.
 from __future__ import annotations
 
 import math
-from typing import Callable
 
 import torch
+from collections.abc import Callable
 from torch import Tensor
 
 from . import portable, sensing

@@ -60,7 +60,8 @@ def frame(recs: list[dict], sets: dict[str, list[Pair]]) -> pd.DataFrame:
     order = {"optimizer": list(OPTIMIZERS), "twin": list(TWINS)}
     out["_o"] = out["optimizer"].map(order["optimizer"].index)
     out["_t"] = out["twin"].map(order["twin"].index)
-    return out.sort_values(["_o", "_t", "sigma", "init_seed", "twin_seed"]).drop(columns=["_o", "_t"]).reset_index(drop=True)
+    return (out.sort_values(["_o", "_t", "sigma", "init_seed", "twin_seed"]).drop(columns=["_o", "_t"])
+            .reset_index(drop=True))
 
 
 def steps_of(summary: pd.DataFrame) -> list[int]:
@@ -241,8 +242,10 @@ def published_quantities(summary: pd.DataFrame, sets: dict[str, list[Pair]]) -> 
     if len(d5):
         q = d5_summary(summary).set_index("quantity")["value"]
         n = int(((d5["optimizer"] == cards.ADAM) & (d5["twin"] == "gauge")).sum())
-        out[("Appendix D.5", "Adam gauge", "step1_min")] = Found(float(q["adam_gauge_step1_min"]), f"{n} Adam gauge pairs")
-        out[("Appendix D.5", "Adam gauge", "step1_max")] = Found(float(q["adam_gauge_step1_max"]), f"{n} Adam gauge pairs")
+        out[("Appendix D.5", "Adam gauge", "step1_min")] = Found(float(q["adam_gauge_step1_min"]),
+                                                                 f"{n} Adam gauge pairs")
+        out[("Appendix D.5", "Adam gauge", "step1_max")] = Found(float(q["adam_gauge_step1_max"]),
+                                                                 f"{n} Adam gauge pairs")
         out[("Appendix D.5", "Adam gauge vs noise", "ratio")] = Found(float(q["ratio_d5"]), "final step")
         chaos = [v for k, v in q.items() if k.startswith("muon_chaos_mean_init")]
         if chaos:

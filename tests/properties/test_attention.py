@@ -113,8 +113,9 @@ def test_A1_controls_break_the_function(data):
     def q_only(both, i):
         both[f"l{i}.W_Q"][1] = left_blockdiag(both[f"l{i}.W_Q"][1], rot[i])
 
-    nonorth = torch.stack([torch.stack([torch.eye(CFG.hd, dtype=F64) + 0.4 * randn(CFG.hd, CFG.hd, generator=gen(i * 10 + h))
-                                        / CFG.hd ** 0.5 for h in range(CFG.n_head)]) for i in range(CFG.n_layer)])
+    nonorth = torch.stack([torch.stack([torch.eye(CFG.hd, dtype=F64)
+                                        + 0.4 * randn(CFG.hd, CFG.hd, generator=gen(i * 10 + h)) / CFG.hd ** 0.5
+                                        for h in range(CFG.n_head)]) for i in range(CFG.n_layer)])
 
     def non_orthogonal(both, i):
         for name in ("W_Q", "W_K"):

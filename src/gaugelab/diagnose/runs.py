@@ -3,10 +3,10 @@ bundle), and the diagnoses a workflow configuration asks for."""
 
 from __future__ import annotations
 
-from typing import Sequence
 
 import torch
 
+from collections.abc import Sequence
 from .. import optim, runtime
 from .errors import DiagnoseError
 from .files import SCHEMA, bundle, provenance

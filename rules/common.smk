@@ -50,31 +50,28 @@ wildcard_constraints:
     model=r"[A-Za-z0-9-]+",
 
 
-# How long each training job took here at the default size, for its message: the seconds from a
-# measured run, each row naming the run (benchmarks/job_times.csv).
+# How long each training job took at the default size in a measured run, for its message: the
+# longest of the rule's jobs with that key, each row naming the machine and the run
+# (benchmarks/job_times.csv, written by benchmarks/job_times.py from a run's benchmark files).
 JOB_TIMES = {
-    (row["rule"], row["key"]): row["seconds"]
+    (row["rule"], row["key"]): row
     for row in csv.DictReader((REPO / "benchmarks/job_times.csv").read_text().splitlines())
 }
 
 
-def took(rule, key=""):
-    """'; at the default size about N s here', or nothing where no run measured the job."""
-    seconds = JOB_TIMES.get((rule, key))
-    return "" if seconds is None else f"; at the default size about {seconds} s here"
-
-
-def took_sensing(experiment):
-    """:func:`took` of a sensing experiment's training shard: the row of its family (zoo_train,
-    schedule_train for every schedule_* arm, ...)."""
-    names = [name for name, _ in JOB_TIMES if name.endswith("_train") and experiment.startswith(name[: -len("_train")])]
-    return took(names[0]) if names else ""
+def took(rule, key="", bound="about"):
+    """'; at the default size about N s on a 2-core <CPU>', or nothing where no run measured it."""
+    row = JOB_TIMES.get((rule, key))
+    return "" if row is None else f"; at the default size {bound} {row['seconds']} s on a {row['machine']}"
 
 
 def took_each(rule):
     """The measured seconds of every key of a rule, e.g. one per Table 9 configuration."""
-    times = [f"{key} {seconds} s" for (name, key), seconds in JOB_TIMES.items() if name == rule]
-    return f"; at the default size here: {', '.join(times)}" if times else ""
+    rows = [row for (name, _), row in JOB_TIMES.items() if name == rule]
+    if not rows:
+        return ""
+    times = ", ".join(f"{row['key']} {row['seconds']} s" for row in rows)
+    return f"; at the default size on a {rows[0]['machine']}: {times}"
 
 
 def lr_tag(lr):

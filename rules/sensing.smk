@@ -36,7 +36,7 @@ for _experiment in SENSING_EXPERIMENTS:
                 device=config["device"],
             message:
                 f"{_experiment}: training shard {_shard + 1} of {SHARDS}, {len(shard_cells(_experiment, _shard))} runs of up to "
-                f"{SENSING[_experiment]['budget']} steps as one batch{took_sensing(_experiment)}"
+                f"{SENSING[_experiment]['budget']} steps as one batch{took('sensing_train', _experiment)}"
             script:
                 "../scripts/sensing_train.py"
 
@@ -105,6 +105,6 @@ rule sensing_sensitivity:
         dtype=config["dtype"],
         device=config["device"],
     message:
-        f"{{wildcards.experiment}}: perturbed reruns of the cells the comparison rests on, shard {{wildcards.shard}}{took('sensing_sensitivity')}"
+        f"{{wildcards.experiment}}: perturbed reruns of the cells the comparison rests on, shard {{wildcards.shard}}{took('sensing_sensitivity', bound='up to')}"
     script:
         "../scripts/sensing_sensitivity.py"

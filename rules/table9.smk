@@ -46,7 +46,7 @@ rule table9_step1:
         pairs=T9["pairs"],
         device=T9["step1_device"],
     message:
-        "Table 9, step-1 subset: steps 0 and 1 of every float64 pair of {wildcards.model}"
+        f"Table 9, step-1 subset: steps 0 and 1 of every float64 pair of {{wildcards.model}}{took_each('table9_step1')}"
     script:
         "../scripts/table9_step1.py"
 

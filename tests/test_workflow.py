@@ -182,6 +182,20 @@ def test_dry_run_job_counts_of_the_default_config(tmp_path):
     assert census["census_library"] == 2 and census["census_table"] == 1  # torch, pytorch_optimizer
 
 
+def test_job_times_reads_every_benchmark_file_of_a_run(smoke, tmp_path):
+    """benchmarks/job_times.py knows the rule of every job's benchmark file (it stops on one it does
+    not) and writes the rows the training jobs' messages read (rules/common.smk: took)."""
+    table = tmp_path / "job_times.csv"
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "job_times.py"), str(smoke), "--commit", "smoke",
+                    "--csv", str(table), "--write"], check=True, capture_output=True, text=True)
+    rows = pd.read_csv(table, keep_default_na=False)
+    assert set(rows["rule"]) >= {"sensing_train", "sensing_sensitivity", "dial_train", "nuclear_reference_run",
+                                 "diagnose_runs", "twins_run", "table9_step1"}, rows
+    experiments = {p.parent.name for p in (smoke / "logs" / "benchmarks").glob("*/train_shard*.tsv")}
+    assert set(rows.loc[rows["rule"] == "sensing_train", "key"]) == experiments
+    assert (rows["seconds"] >= 0).all() and rows["run"].str.startswith("smoke, ").all()
+
+
 def test_the_rules_are_formatted():
     """snakefmt, configured in pyproject.toml ([tool.snakefmt])."""
     proc = subprocess.run([sys.executable, "-m", "snakefmt", "--check", "Snakefile", "rules"], cwd=ROOT,

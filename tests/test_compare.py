@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from gaugelab import compare, published
+from gaugelab import sensing_quantities as sq
 from gaugelab import comparison_pages as pages
 
 
@@ -66,3 +67,42 @@ def test_the_counts_and_the_landing_page_name_every_row_that_is_not_exact():
     page = pages.landing_rst("Intro.", merged, {"Section 5": ["table2.html"]})
     assert page.count("\n- ") == len(merged) - 1 + 1  # every row but the exact one, and one link line
     assert "`table2.html`_" in page and "{% raw %}" in page
+
+
+def _table2_cells(rmsprop_at_001: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 2's summary with every method selected at its published lr and its published rec and
+    erank, except RMSProp, which the selection takes at lr 0.01 (``rmsprop_at_001``: its score
+    and erank there); and its per-seed runs, each cell moved by a perturbation of 5e-3."""
+    cells, runs = [], []
+    for method in dict.fromkeys(v.row for v in published.TABLE2):
+        lr, rec, erank = (published.lookup("Table 2", method, q).value for q in ("lr", "rec", "erank"))
+        cells.append({"method": method, "lr": lr, "selected": method != "rmsprop", "score": rec, "rec": rec,
+                      "erank": erank, "runner_up_lr": math.nan, "margin": math.nan})
+    cells.append({"method": "rmsprop", "lr": 0.01, "selected": True, "runner_up_lr": math.nan, "margin": math.nan,
+                  **rmsprop_at_001})
+    for cell in cells:
+        for perturbation, shift in ((0, 0.0), (1, 5e-3)):
+            runs.append({"method": cell["method"], "lr": cell["lr"], "seed": 42, "perturbation": perturbation,
+                         "rec": cell["rec"] + shift, "erank": cell["erank"]})
+    return pd.DataFrame(cells), pd.DataFrame(runs)
+
+
+def test_a_near_tie_selection_is_compared_at_the_published_lr_counts_included():
+    # RMSProp's selection is a near tie (scores 1e-4 apart, cells moving 5e-3 when perturbed), and
+    # at lr 0.01 its erank falls below the rank split's threshold: the split counts are read with
+    # it at the published lr, and say what the selection gives.
+    pub = published.lookup("Table 2", "rmsprop", "rec").value
+    summary, runs = _table2_cells({"score": pub - 1e-4, "rec": pub - 1e-4, "erank": 8.0})
+    rows = compare.rows(published.table2(), sq.table2(summary, runs)).set_index(["row", "quantity"])
+    assert rows.loc[("rmsprop", "lr"), "verdict"] == compare.WITHIN
+    assert rows.loc[("rmsprop", "erank"), "reproduced"] == published.lookup("Table 2", "rmsprop", "erank").value
+    rank = rows.loc[("rank split", "count")]
+    assert (rank["reproduced"], rank["verdict"]) == (8, compare.EXACT)
+    assert rank["note"] == "near-tie: rmsprop read at the published lr 0.0001; 7 at the selection"
+    assert rows.loc[("clean split", "count"), "note"] == "near-tie: rmsprop read at the published lr 0.0001"
+    # Not a near tie (scores 0.1 apart): the counts are the selection's, and the rank split differs.
+    summary, runs = _table2_cells({"score": pub - 0.1, "rec": pub - 0.1, "erank": 8.0})
+    rows = compare.rows(published.table2(), sq.table2(summary, runs)).set_index(["row", "quantity"])
+    assert rows.loc[("rmsprop", "lr"), "verdict"] == compare.DIFFERS
+    rank = rows.loc[("rank split", "count")]
+    assert (rank["reproduced"], rank["verdict"], rank["note"]) == (7, compare.DIFFERS, "")

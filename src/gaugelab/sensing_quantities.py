@@ -47,12 +47,13 @@ def _sens(table: pd.DataFrame | None, method: str, lr: float, q: str = "rec") ->
 def table2(summary: pd.DataFrame, runs: pd.DataFrame) -> dict:
     """Table 2 (summary: the S1-scored cells; runs: base and perturbed per-seed runs). A learning
     rate that differs from the published one is a near-tie when the selection's margin is below
-    the measured sensitivity of the two cells it compares; rec and erank are then read at the
-    published lr."""
+    the measured sensitivity of the two cells it compares; rec, erank and the split counts are then
+    read with that method at the published lr (the note says so, and what the selection gives)."""
     sens = sensitivity(runs)
     cells = summary.set_index(select.CELL)
     selected = summary[summary["selected"]].set_index("method")
     found = {}
+    read_at = {}  # method -> the lr its compared values are read at, where not its selection's
     for method in dict.fromkeys(v.row for v in published.TABLE2):
         if method not in selected.index:
             continue
@@ -73,24 +74,45 @@ def table2(summary: pd.DataFrame, runs: pd.DataFrame) -> dict:
                                                  note=note,
                                                  verdict=EXACT if lr == pub_lr else (WITHIN if near_tie else DIFFERS))
         at = pub_lr if (lr != pub_lr and near_tie and (method, pub_lr) in cells.index) else lr
+        if at != lr:
+            read_at[method] = at
         for q in ("rec", "erank"):
             found[("Table 2", method, q)] = Found(float(cells.loc[(method, at), q]), f"lr {at:g}",
                                                   _sens(sens, method, at, q),
                                                   "compared at the published lr (near-tie)" if at != lr else "")
     chosen_rows = summary[summary["selected"]]
-    split = select.clean_split(chosen_rows)
-    found[("Table 2", "clean split", "count")] = Found(split["correct"],
-                                                       f"{split['verdict']} over {split['total']} methods")
-    edge = chosen_rows.set_index("method")
+    rows = _rows_read(summary, chosen_rows, read_at)
+    split = select.clean_split(rows)
+    found[("Table 2", "clean split", "count")] = Found(
+        split["correct"], f"{split['verdict']} over {split['total']} methods",
+        note=_read_note(read_at, select.clean_split(chosen_rows)["correct"], split["correct"]))
+    edge = rows.set_index("method")
     gap_sens = math.nan
     if split["verdict"] == "CLEAN":
         eq_m = edge.index[edge["rec"] == split["eq_max"]][0]
         cw_m = edge.index[edge["rec"] == split["cw_min"]][0]
         gap_sens = _sens(sens, eq_m, edge.loc[eq_m, "lr"]) + _sens(sens, cw_m, edge.loc[cw_m, "lr"])
     found[("Table 2", "clean split", "gap")] = Found(split["gap"], "cw_min - eq_max", gap_sens)
-    rank = select.rank_split(chosen_rows)
-    found[("Table 2", "rank split", "count")] = Found(rank["correct"], f"threshold {rank['threshold']:.2f}")
+    rank = select.rank_split(rows)
+    found[("Table 2", "rank split", "count")] = Found(
+        rank["correct"], f"threshold {rank['threshold']:.2f}",
+        note=_read_note(read_at, select.rank_split(chosen_rows)["correct"], rank["correct"]))
     return found
+
+
+def _rows_read(summary: pd.DataFrame, chosen_rows: pd.DataFrame, read_at: dict) -> pd.DataFrame:
+    """The selected rows, each near-tie method's replaced by its row at the published lr."""
+    kept = chosen_rows[~chosen_rows["method"].isin(read_at)]
+    swapped = [summary[(summary["method"] == m) & (summary["lr"] == lr)] for m, lr in read_at.items()]
+    return pd.concat([kept, *swapped], ignore_index=True)
+
+
+def _read_note(read_at: dict, at_selection: int, read: int) -> str:
+    """A split count's note where near-tie methods were read at the published lr."""
+    if not read_at:
+        return ""
+    note = "near-tie: " + ", ".join(f"{m} read at the published lr {lr:g}" for m, lr in read_at.items())
+    return note if read == at_selection else f"{note}; {at_selection} at the selection"
 
 
 def nuclear(reference: pd.DataFrame) -> dict:

@@ -81,19 +81,19 @@ def table2(summary: pd.DataFrame, runs: pd.DataFrame) -> dict:
                                                   _sens(sens, method, at, q),
                                                   "compared at the published lr (near-tie)" if at != lr else "")
     chosen_rows = summary[summary["selected"]]
-    rows = _rows_read(summary, chosen_rows, read_at)
-    split = select.clean_split(rows)
+    read_rows = _rows_read(summary, chosen_rows, read_at)
+    split = select.clean_split(read_rows)
     found[("Table 2", "clean split", "count")] = Found(
         split["correct"], f"{split['verdict']} over {split['total']} methods",
         note=_read_note(read_at, select.clean_split(chosen_rows)["correct"], split["correct"]))
-    edge = rows.set_index("method")
+    edge = read_rows.set_index("method")
     gap_sens = math.nan
     if split["verdict"] == "CLEAN":
         eq_m = edge.index[edge["rec"] == split["eq_max"]][0]
         cw_m = edge.index[edge["rec"] == split["cw_min"]][0]
         gap_sens = _sens(sens, eq_m, edge.loc[eq_m, "lr"]) + _sens(sens, cw_m, edge.loc[cw_m, "lr"])
     found[("Table 2", "clean split", "gap")] = Found(split["gap"], "cw_min - eq_max", gap_sens)
-    rank = select.rank_split(rows)
+    rank = select.rank_split(read_rows)
     found[("Table 2", "rank split", "count")] = Found(
         rank["correct"], f"threshold {rank['threshold']:.2f}",
         note=_read_note(read_at, select.rank_split(chosen_rows)["correct"], rank["correct"]))

@@ -1,5 +1,6 @@
 # Configuration, validation and path helpers shared by every rules file.
 import csv
+import os
 import sys
 from pathlib import Path
 
@@ -8,6 +9,12 @@ from pathlib import Path
 REPO = Path(workflow.current_basedir).parent
 sys.path.insert(0, str(REPO / "src"))
 
+# The numerics mode (docs/numerics.md): the `numerics` key, else GAUGELAB_NUMERICS, else native.
+# Exported before the engine is imported (`import gaugelab` sets the portable contract's variables
+# where it is asked for), so this process and every job it starts run under it.
+if config.get("numerics") is not None:
+    os.environ["GAUGELAB_NUMERICS"] = str(config["numerics"])
+
 from gaugelab import config as gaugelab_config
 from gaugelab import corpus as gaugelab_corpus
 from gaugelab import controls as gaugelab_controls
@@ -15,6 +22,7 @@ from gaugelab import dial as gaugelab_dial
 from gaugelab import harness as gaugelab_harness
 from gaugelab import records as gaugelab_records
 from gaugelab import runner as gaugelab_runner
+from gaugelab import runtime as gaugelab_runtime
 from gaugelab import sensing_quantities as gaugelab_sq
 from gaugelab import twin_summary as gaugelab_twin_summary
 from gaugelab import twins as gaugelab_twins
@@ -25,7 +33,8 @@ from gaugelab import twins as gaugelab_twins
 # process has built them.
 try:
     gaugelab_config.validate(config, build_optimizers=workflow.is_main_process)
-except gaugelab_config.ConfigError as error:
+    NUMERICS = gaugelab_runtime.available_mode()  # portable is refused here where it cannot hold
+except (gaugelab_config.ConfigError, gaugelab_runtime.NumericsError) as error:
     sys.exit(f"gaugelab: {error}")
 
 # Every sensing experiment by name with its resolved settings: the zoo and the arms of Section

@@ -46,6 +46,7 @@ rule report_pages:
     input:
         comparison="results/paper/comparison.csv",
         macros="results/paper/macros.tex",
+        numerics="results/paper/numerics.csv",
         intro=workflow.source_path("../report/workflow.rst"),
     output:
         landing="results/paper/report.rst",

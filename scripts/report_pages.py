@@ -17,7 +17,8 @@ products = snakemake.params.products
 links = pages.by_section([Path(p).name for p in products if p.endswith((".html", ".png"))
                           and p.startswith(("results/tables/", "results/figures/"))])
 intro = Path(snakemake.input.intro).read_text()
-Path(snakemake.output.landing).write_text(pages.landing_rst(intro, comparison, links))
+numerics = records.read_table(snakemake.input.numerics)
+Path(snakemake.output.landing).write_text(pages.landing_rst(intro, comparison, links, numerics))
 here = Path(snakemake.output.appendix).parent
 relative = lambda p: os.path.relpath(p, here)
 latex_tables = pages.by_section([relative(p) for p in products

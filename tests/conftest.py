@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,11 @@ import yaml
 
 from gaugelab import runtime
 
-# The suite runs under the numerics contract, as every job does: checked, and MKL kept on one
-# thread in this process (runtime.configure).
+# The suite runs as users run the engine: in the numerics mode the environment asks for (native
+# unless GAUGELAB_NUMERICS says otherwise), checked (runtime.configure). A test marked `portable`
+# states a promise of the portable mode alone (bits that do not depend on the grouping of runs, the
+# thread count or the CPU; the reference records): it runs in a child process under that mode
+# (portable_outcomes below).
 runtime.configure()
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,13 +95,76 @@ def pytest_xdist_make_scheduler(config, log):
     return ByModule(config, log)
 
 
+# --- tests of the portable mode's promises, run under it -----------------------------------------
+# The mode is fixed when torch starts, so a process runs one mode. A `portable` test in a process
+# of the other mode is run in a child process under numerics: portable, with every other selected
+# `portable` test of its module (one child per module); the child writes each test's outcome to
+# the file OUTCOMES names, and the test here reports it.
+OUTCOMES = "GAUGELAB_TEST_OUTCOMES"
+PORTABLE_SELECTED = {}  # module -> node ids of the selected portable tests, in order
+PORTABLE_OUTCOMES = {}  # module -> {node id: (outcome, text)}
+
+
+@pytest.hookimpl(trylast=True)  # after -m and -k have deselected
 def pytest_collection_modifyitems(items):
-    """A test that uses the smoke run outside SMOKE_USERS would have it made twice: refuse it."""
+    """A test that uses the smoke run outside SMOKE_USERS would have it made twice: refuse it.
+    The selected portable tests of each module, for its child process."""
     strays = sorted({module_of(item.nodeid) for item in items
                      if "smoke" in item.fixturenames and Path(module_of(item.nodeid)).name not in SMOKE_USERS})
     if strays:
         raise pytest.UsageError(f"{', '.join(strays)} use the smoke fixture: "
                                 "add them to SMOKE_USERS in tests/conftest.py")
+    for item in items:
+        if item.get_closest_marker("portable"):
+            PORTABLE_SELECTED.setdefault(module_of(item.nodeid), []).append(item.nodeid)
+
+
+def pytest_runtest_logreport(report):
+    """In a child process: each test's outcome, for the parent (portable_outcomes)."""
+    path = os.environ.get(OUTCOMES)
+    if path and (report.when == "call" or report.outcome != "passed"):
+        with open(path, "a") as out:
+            text = report.longrepr[2] if report.skipped and isinstance(report.longrepr, tuple) else report.longreprtext
+            out.write(json.dumps({"nodeid": report.nodeid, "outcome": report.outcome, "text": text}) + "\n")
+
+
+def portable_outcomes(module):
+    """node id -> (outcome, text) of the module's selected portable tests, run once in a child
+    process under the portable mode."""
+    if module not in PORTABLE_OUTCOMES:
+        with tempfile.TemporaryDirectory() as folder:
+            results = Path(folder) / "outcomes.jsonl"
+            env = {**os.environ, runtime.MODE_VARIABLE: runtime.PORTABLE, OUTCOMES: str(results)}
+            proc = subprocess.run([sys.executable, "-m", "pytest", *PORTABLE_SELECTED[module], "-o", "addopts=",
+                                   "-p", "no:cacheprovider", "-q", "-m", "portable"],
+                                  capture_output=True, text=True, env=env, cwd=ROOT)
+            lines = results.read_text().splitlines() if results.exists() else []
+        found = {}
+        for line in lines:
+            entry = json.loads(line)
+            old = found.get(entry["nodeid"], ("passed", ""))
+            found[entry["nodeid"]] = old if old[0] == "failed" else (entry["outcome"], entry["text"])
+        missing = (f"no outcome from the child process (exit {proc.returncode}):\n"
+                   f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        PORTABLE_OUTCOMES[module] = {nodeid: found.get(nodeid, ("failed", missing))
+                                     for nodeid in PORTABLE_SELECTED[module]}
+    return PORTABLE_OUTCOMES[module]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """A `portable` test in a native process: its outcome under the portable mode."""
+    if pyfuncitem.get_closest_marker("portable") is None or runtime.mode() == runtime.PORTABLE:
+        return None
+    why = runtime.portable_unavailable()
+    if why:
+        pytest.skip(f"the portable mode cannot hold here: {why}")
+    outcome, text = portable_outcomes(module_of(pyfuncitem.nodeid))[pyfuncitem.nodeid]
+    if outcome == "skipped":
+        pytest.skip(f"under the portable mode: {text}")
+    if outcome != "passed":
+        pytest.fail(f"under the portable mode (a child process):\n{text}", pytrace=False)
+    return True
 
 
 @pytest.fixture(scope="session")

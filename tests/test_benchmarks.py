@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.portable
 def test_sensing_benchmark_runs_and_shards_in_workers_give_the_same_records():
     out = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "bench_sensing.py"), "--budget", "30",
@@ -18,6 +21,7 @@ def test_sensing_benchmark_runs_and_shards_in_workers_give_the_same_records():
     assert "speed-up, engine in workers:" in out
 
 
+@pytest.mark.portable
 def test_table9_benchmark_runs_and_on_the_cpu_batched_records_equal_one_by_one():
     """bench_table9 end to end on the CPU (two batch sizes and the job's program, one timed step, a
     three-step check): a row each, and the CPU's batched records equal to the one-by-one records."""

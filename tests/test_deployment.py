@@ -28,9 +28,12 @@ LOCKS = {name: ROOT / "requirements" / name for name in ("cpu.lock", "cuda.lock"
 ENV_LOCK = {"gaugelab.yaml": "cpu.lock", "cluster.yaml": "cpu.lock", "cuda.yaml": "cuda.lock", "audit.yaml": "cpu.lock"}
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 PIN = re.compile(r"^([A-Za-z0-9_.\-]+)(\[[^\]]*\])?==([A-Za-z0-9_.+\-]+)$")
-# Exported by every env on activation (envs/*.yaml `variables:`), with the value it must have.
-DETERMINISM = {**runtime.CONTRACT_ENV, "PYTHONHASHSEED": "0",
+# Exported by every env on activation (envs/*.yaml `variables:`), with the value it must have; the
+# portable contract's variables are not among them (the `numerics` key chooses the mode, and
+# `import gaugelab` in each job sets them where it is asked for).
+DETERMINISM = {"CUBLAS_WORKSPACE_CONFIG": runtime.CUBLAS_SETTING, "PYTHONHASHSEED": "0",
                "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+CONTRACT_ONLY = set(runtime.CONTRACT_ENV) - set(DETERMINISM)
 
 
 def canonical(name):
@@ -164,6 +167,7 @@ def test_every_env_pins_the_deterministic_settings():
         variables = yaml.safe_load(path.read_text()).get("variables", {})
         for key, value in DETERMINISM.items():
             assert str(variables.get(key)) == value, f"{path.name}: variables.{key} should be {value!r}"
+        assert not CONTRACT_ONLY & set(variables), f"{path.name}: sets the portable mode's variables in every mode"
 
 
 def test_every_rule_names_an_env_and_a_log():

@@ -14,7 +14,7 @@ COMMANDS = [line.split("gaugelab ", 1)[1].split() for line in (REFERENCE / "READ
             if line.startswith("gaugelab ")]
 MACHINE_FIELDS = ("environment", "env", "wall_s", "digest")  # the digest covers the first three
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.portable]
 
 
 def without_machine(record):

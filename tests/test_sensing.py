@@ -37,6 +37,7 @@ def test_loss_is_a_mean_without_half_and_matches_the_closed_form_gradient():
     assert torch.allclose(gu[0], e @ v[0].detach()) and torch.allclose(gv[0], e.T @ u[0].detach())
 
 
+@pytest.mark.portable
 @pytest.mark.parametrize("shape", [(40, 3), (60, 5), (8, 2)])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_padded_blocks_give_every_row_the_bits_it_has_alone(threads, shape):
@@ -63,6 +64,7 @@ def test_padded_blocks_give_every_row_the_bits_it_has_alone(threads, shape):
         runtime.set_threads(before)
 
 
+@pytest.mark.portable
 @pytest.mark.parametrize("separate", [False, True])
 @pytest.mark.parametrize("which", [[0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2], [0, 1, 2, 0, 1], [2, 2, 0]])
 def test_written_out_gradients_are_autograds_bit_for_bit(which, separate):
@@ -79,6 +81,7 @@ def test_written_out_gradients_are_autograds_bit_for_bit(which, separate):
     assert all(torch.equal(a, b) for a, b in zip(got, expected))
 
 
+@pytest.mark.portable
 @pytest.mark.parametrize("name", [n for n in optim.REGISTRY if optim.make(n).stackable])
 def test_stackable_rules_give_the_same_bits_on_stacked_parameters(name):
     """What lets the engine pass U and V as one tensor: a stackable rule's increments on
@@ -135,6 +138,7 @@ def test_budget_status_and_steps():
 DIAL = {"adam_p 0.5 rms": lambda: optim.adam_p(0.5, "rms"), "adam_p 0.25 geo": lambda: optim.adam_p(0.25, "geo")}
 
 
+@pytest.mark.portable
 @pytest.mark.parametrize("name", cards.zoo() + list(DIAL))
 def test_batched_runs_are_bit_identical_to_one_at_a_time(name):
     """Runs that leave the batch at different steps (diverged, interpolated, budget, chaotic)
@@ -158,6 +162,7 @@ def test_perturbation_scales_the_initial_u():
     assert moved.curve_loss[0] != base.curve_loss[0]
 
 
+@pytest.mark.portable
 def test_one_batch_of_several_methods_and_seeds_matches_separate_batches():
     from gaugelab import runner
 
@@ -226,6 +231,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.portable
 def test_records_do_not_depend_on_shards_or_threads():
     """The numerics contract's promise on the zoo's shapes (40x40, 462 measurements): every
     method's records, byte for byte but the environment, for 1, 2 and 3 shards (runner.deal, as

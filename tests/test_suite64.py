@@ -128,6 +128,7 @@ def test_small_config_step1_matches_table9(small):
     assert step1(small[("adam", "gauge", 0.0)]) / noise > 10  # the structural split dwarfs the noise twin
 
 
+@pytest.mark.portable
 def test_a_full_loop_reproduces_the_subset_and_keeps_the_identity_exact(small):
     cfg = suite64.config("f64-mod47-L2d64h4")
     task = suite64.make_task(cfg)
@@ -166,6 +167,7 @@ def _same(a, b):
     return json.dumps(_untimed(a), sort_keys=True) == json.dumps(_untimed(b), sort_keys=True)
 
 
+@pytest.mark.portable
 @pytest.mark.parametrize("optimizer", ["adam", "scalar_adam", "muon"])  # entry-wise, pooled, per matrix
 def test_the_pairs_of_one_copy_1_batched_are_each_pair_alone(optimizer):
     """suite64_train.train_batch (copy 1 once beside every twin that shares it, one batched
@@ -184,6 +186,7 @@ def test_the_pairs_of_one_copy_1_batched_are_each_pair_alone(optimizer):
         assert all(_same(b, suite64_train.train_pair(p, cfg, task, SETTINGS, steps=2)) for b, p in zip(batch, blown))
 
 
+@pytest.mark.portable
 def test_a_configurations_pairs_in_one_program_are_each_pair_alone():
     """Several copy 1s in one program (a GPU job's batch: every optimizer, both init seeds), each
     block of runs updated by its own rule: every record bit for bit its pair's alone on the CPU, in
@@ -228,6 +231,7 @@ def test_an_identity_twin_that_moves_fails_the_job():
                                moved.values())
 
 
+@pytest.mark.portable
 def test_the_table9_command_writes_the_workflows_records_from_worker_processes(tmp_path, small, capsys):
     """`gaugelab table9` (a GPU box without Snakemake): records where table9_full and table9_step1
     put them, bit-identical to the same pair trained in this process; existing records are kept."""

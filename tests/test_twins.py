@@ -54,6 +54,7 @@ def test_model_size_names_and_construction_order():
     assert len(matrices) == 12 and "W_out" not in matrices and "E" not in matrices
 
 
+@pytest.mark.portable
 def test_module_forward_is_the_batched_forward():
     torch.manual_seed(0)
     model = transformer.Transformer(CFG)
@@ -97,6 +98,7 @@ def test_identity_twin_stays_bit_identical(optimizer):
     assert record["acc1"] == record["acc2"] and record["val_loss1"] == record["val_loss2"]
 
 
+@pytest.mark.portable
 @pytest.mark.parametrize("optimizer", ["adam", "muon"])
 def test_a_pair_is_the_same_on_one_thread_or_two(optimizer, tmp_path):
     """The numerics contract's promise for the twin engine: a record, but for its timing and
@@ -128,6 +130,7 @@ def test_identity_twin_that_drifts_fails_naming_the_pair(monkeypatch):
         twins.train_pair(harness.Pair.of("adam", "identity", 42), settings(steps=1))
 
 
+@pytest.mark.portable
 def test_a_copy_is_the_same_alone_or_in_a_batch():
     """Batching runs does not change rounding: copy 1 of a pair equals the same run alone, and
     copy 2 of a gauge pair equals itself batched with other runs."""
@@ -151,6 +154,7 @@ def _bits(record):
     return json.dumps({k: v for k, v in record.items() if k not in ("wall_s", "digest")}, sort_keys=True)
 
 
+@pytest.mark.portable
 @pytest.mark.parametrize("optimizer", ["adam", "scalar_adam", "muon"])  # entry-wise, pooled, per matrix
 def test_a_base_batch_gives_each_pair_its_own_record(optimizer):
     """train_base trains copy 1 once beside every twin that shares it (the twins job): each record
@@ -168,6 +172,7 @@ def test_a_base_batch_gives_each_pair_its_own_record(optimizer):
         twins.train_base([pairs[0], other], s)
 
 
+@pytest.mark.portable
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_attention_products_are_blas_bit_for_bit(dtype):
     """Attention's short sums (over 3 positions, or 1 at the top layer's last position) are

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from gaugelab import compare, published, records
+from gaugelab import compare, published, records, runtime
 
 pytestmark = pytest.mark.workflow
 
@@ -153,6 +153,29 @@ def test_bad_config_fails_before_any_job(tmp_path, bad, key):
     assert key in proc.stderr and "gaugelab: invalid configuration" in proc.stderr
     assert "Traceback" not in proc.stderr and 'File "' not in proc.stderr  # a user error, not a crash
     assert not (tmp_path / "results").exists()
+
+
+def test_where_torch_has_no_mkl_the_workflow_runs_natively_and_refuses_portable_by_name(tmp_path):
+    """A torch built without MKL (as on ARM and Apple silicon), in every process of the run
+    (sitecustomize): the default mode runs the dial's jobs; numerics: portable is one line naming
+    the key, before any job."""
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(
+        "import torch.backends.mkl\ntorch.backends.mkl.is_available = lambda: False\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path / "site"),
+                                                                      os.environ.get("PYTHONPATH")]))}
+    env.pop(runtime.MODE_VARIABLE, None)
+    refused = snakemake(tmp_path / "portable", "--cores", "1", "dial", "--config", "numerics=portable",
+                        check=False, env=env)
+    assert refused.returncode != 0 and not (tmp_path / "portable" / "results").exists()
+    assert refused.stderr.strip().splitlines()[-1] == (
+        "gaugelab: numerics: 'portable' cannot hold on this machine: torch has no MKL here; use "
+        "numerics: 'native' (the default), the machine's own kernels")
+    snakemake(tmp_path / "native", "--cores", "2", "dial", env=env)
+    made = sorted((tmp_path / "native" / "results/runs/dial").rglob("seed*.json"))
+    assert made and all(records.load(p)["environment"]["numerics"] == "native" for p in made)
+    assert {records.load(p)["environment"]["blas_mode"] for p in made} == {None}  # MKL unseen, as there
+    assert (tmp_path / "native" / "results/tables/dial.tex").stat().st_size > 0
 
 
 def dry_run_counts(workdir, *targets):

@@ -54,6 +54,18 @@ def finite_float(text: str) -> float:
     return _checked(float, text, math.isfinite, "a finite number")
 
 
+def _config(path: str | None) -> dict:
+    """The configuration file's settings, the schema's defaults filled in. Its ``numerics`` key,
+    where set, must be this process's mode: the mode is fixed before torch's first arithmetic, so
+    the command line takes it from GAUGELAB_NUMERICS (docs/numerics.md)."""
+    cfg = configuration.load(path)
+    wanted, running = cfg.get("numerics"), runtime.mode()
+    if wanted not in (None, running):
+        raise UsageError(f"--config {path}: numerics: {wanted!r}, but this command runs {running!r}; "
+                         f"run it with GAUGELAB_NUMERICS={wanted}")
+    return cfg
+
+
 # --- outputs: checked before any training, so a bad path does not cost the run ------------------
 
 def _writable_folder(folder: Path, flag: str, given: str) -> None:
@@ -85,7 +97,7 @@ def _sensing(args: argparse.Namespace) -> int:
     from . import dial
 
     _output(args.output)
-    cfg = configuration.load(args.config)
+    cfg = _config(args.config)
     experiments = {**controls.sensing_experiments(cfg), "dial": cfg["dial"]}
     if args.experiment not in experiments:
         raise UsageError(f"no sensing experiment {args.experiment!r}; known: {', '.join(experiments)}")
@@ -120,7 +132,7 @@ def _summarize(args: argparse.Namespace) -> int:
     from . import select
 
     _output(args.output)
-    cfg = configuration.load(args.config)
+    cfg = _config(args.config)
     experiments = controls.sensing_experiments(cfg)
     if args.experiment not in experiments:
         raise UsageError(f"no sensing experiment {args.experiment!r}; known: {', '.join(experiments)}")
@@ -144,7 +156,7 @@ def _table(args: argparse.Namespace) -> int:
         raise UsageError(f"-o {args.output}: name the LaTeX file (.tex); the HTML goes beside it")
     for path in (tex, html):
         _output(str(path))
-    cfg = configuration.load(args.config)
+    cfg = _config(args.config)
     if not command.count(len(args.inputs), cfg):
         raise UsageError(f"table {args.name} reads {command.inputs}; given {len(args.inputs)} file(s)")
     for path in args.inputs:
@@ -218,7 +230,7 @@ def _twins(args: argparse.Namespace) -> int:
     from . import harness, twins
 
     _output(args.output)
-    cfg = configuration.load(args.config)
+    cfg = _config(args.config)
     settings = dict(cfg["twins"])
     if args.steps is not None:  # a shorter run: the configured checkpoints it reaches
         settings["steps"] = args.steps
@@ -245,7 +257,7 @@ TABLE9_CONFIGS = ["f64-mod47-L2d64h4", "f64-mod97-L4d128h8", "f64-mod97-L6d256h8
 def _table9(args: argparse.Namespace) -> int:
     from . import suite64, table9_local
 
-    settings = dict(configuration.load(args.config)["table9"])
+    settings = dict(_config(args.config)["table9"])
     models = args.model or settings["configs"]
     if args.step1 and args.steps is not None:
         raise UsageError("--steps does not apply to --step1 (the subset is steps 0 and 1)")

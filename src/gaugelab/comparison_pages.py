@@ -198,16 +198,20 @@ _TOP_ALIGNED = [".. raw:: html", "",
                 "   <style>div.grow.flex.items-center.h-screen{align-items:flex-start}</style>", ""]
 
 
-def landing_rst(intro: str, comparison: pd.DataFrame, sections: dict[str, list[str]]) -> str:
+def landing_rst(intro: str, comparison: pd.DataFrame, sections: dict[str, list[str]],
+                numerics: pd.DataFrame | None = None) -> str:
     """The report's first page: ``intro`` (the workflow description), then the verdict counts per
-    section, every row that is not exact with one line on why, and links to each section's
-    tables and figures (``sections``: section -> result file names, Snakemake's link targets)."""
+    section, which numerics mode and CPUs made the records (``numerics``: records.numerics_table),
+    every row that is not exact with one line on why, and links to each section's tables and
+    figures (``sections``: section -> result file names, Snakemake's link targets)."""
     table = compare.counts(comparison)
     lines = [intro.rstrip(), "", "{% raw %}",  # raw: Snakemake renders it with Jinja
              *_TOP_ALIGNED, "Verdict", "-------", ""]
     total = len(comparison)
     summary = ", ".join(f"{int(table.loc['all', v])} {v}" for v in compare.VERDICTS)
     lines += [f"{total} published numbers and claims of Sections 5–7: {summary}.", ""]
+    if numerics is not None and len(numerics):
+        lines += [f"The comparison rests on {_rst_text(provenance(numerics))}.", ""]
     lines += _rst_table(["section", *compare.VERDICTS, "rows"],
                         [[s, *[str(int(n)) for n in row]] for s, row in table.iterrows()])
     others = comparison[comparison["verdict"] != compare.EXACT]

@@ -140,12 +140,12 @@ def settings_digest(settings: dict) -> str:
 
 def provenance(what: dict, settings: dict, numerics: str | None = None) -> dict:
     """A record's provenance: its identity, its settings' digest and the numerics mode (default:
-    the one in effect, :func:`gaugelab.runtime.mode`). The workflow computes the same from the
-    configuration to check a record it finds."""
+    the one in effect, as records name it: :func:`gaugelab.runtime.recorded_mode`). The workflow
+    computes the same from the configuration to check a record it finds."""
     from . import runtime
 
     return {"what": _to_json(dict(what)), "settings": settings_digest(settings),
-            "numerics": numerics or runtime.mode()}
+            "numerics": numerics or runtime.recorded_mode()}
 
 
 def digest_of(payload: dict) -> str:
@@ -360,8 +360,10 @@ def numerics(record: dict) -> tuple:
 
 
 def describe(mode: tuple) -> str:
+    """``native (ATen AVX512, MKL 2024.2 AUTO)``; a BLAS without a reproducibility mode states none."""
     numerics_, isa, blas, blas_mode = mode
-    return f"{numerics_} (ATen {isa}, {blas} {blas_mode})"
+    stated = [str(x) for x in (blas, blas_mode) if x is not None and str(x) not in ("", "nan", "None")]
+    return f"{numerics_} (ATen {isa}, {' '.join(stated)})"
 
 
 def _label(record: dict) -> str:

@@ -1,26 +1,34 @@
-"""The one place that sets global numeric state: the numerics contract, dtype, device, threads,
+"""The one place that sets global numeric state: the numerics mode, dtype, device, threads,
 determinism.
 
-The contract makes a run's bits the same on every x86-64 machine with AVX2, Intel or AMD, at any
-thread count. It has two halves, both read once, when the library first needs them, so
-:func:`apply_contract` (run by ``import gaugelab``, before any torch arithmetic) puts them in the
-environment, where jobs, workers and the CLI inherit them:
+Two numerics modes, chosen with the workflow's ``numerics`` key or ``GAUGELAB_NUMERICS``:
 
-- MKL's conditional numerical reproducibility, branch COMPATIBLE (strict asked for too). It is
-  the only branch MKL supports on non-Intel CPUs: on an AMD EPYC, ``MKL_CBWR=AVX2`` silently falls
-  back to AUTO and ``mkl_cbwr_set(AVX2)`` returns "unsupported branch" (measured). Strict mode does
-  not cover this branch (a GEMM split over two threads rounds differently, measured), so
-  :func:`set_threads` (called by :func:`configure`) also keeps MKL on one thread in the calling thread;
-  torch still parallelises over batches and elements, where MKL runs sequentially in each worker anyway.
-- ATen's CPU kernels at the AVX2 level: without it ATen picks AVX-512 where the CPU has it, and
-  vector width changes the order of every reduction.
+- ``native`` (the default): the machine's own fastest kernels, on any CPU architecture (and CUDA
+  where asked). Deterministic on one machine at one thread count and grouping of runs; bits may
+  differ across CPUs, thread counts and groupings, which the comparison's tolerances and its
+  ensembles of perturbed reruns absorb.
+- ``portable``: an archival contract that makes a run's bits the same on every x86-64 machine with
+  AVX2, Intel or AMD, at any thread count and grouping; needs torch built with MKL. It has two
+  halves, both read once, when the library first needs them, so :func:`apply_contract` (run by
+  ``import gaugelab``, before any torch arithmetic) puts them in the environment, where jobs,
+  workers and the CLI inherit them:
 
-No setting makes MKL's vector math (torch's CPU ``sqrt``, ``exp``, ``log``) the same on every
-vendor, so the engine takes those functions from :mod:`gaugelab.portable` instead.
+  - MKL's conditional numerical reproducibility, branch COMPATIBLE (strict asked for too). It is
+    the only branch MKL supports on non-Intel CPUs: on an AMD EPYC, ``MKL_CBWR=AVX2`` silently falls
+    back to AUTO and ``mkl_cbwr_set(AVX2)`` returns "unsupported branch" (measured). Strict mode does
+    not cover this branch (a GEMM split over two threads rounds differently, measured), so
+    :func:`set_threads` (called by :func:`configure`) also keeps MKL on one thread in the calling
+    thread; torch still parallelises over batches and elements, where MKL runs sequentially in each
+    worker anyway.
+  - ATen's CPU kernels at the AVX2 level: without it ATen picks AVX-512 where the CPU has it, and
+    vector width changes the order of every reduction.
 
-Every run goes through :func:`configure`, which reads both modes back from the libraries and
-refuses to run when they are not in effect. ``GAUGELAB_NUMERICS=native`` opts out (the machine's
-fastest kernels, bits not portable); records say which mode made them (:func:`environment`).
+  No setting makes MKL's vector math (torch's CPU ``sqrt``, ``exp``, ``log``) the same on every
+  vendor, so the engine takes those functions from :mod:`gaugelab.portable` in both modes.
+
+Every run goes through :func:`configure`, which under ``portable`` reads both settings back from
+the libraries and refuses to run when they are not in effect; records say which mode made them
+(:func:`environment`).
 """
 
 from __future__ import annotations
@@ -33,7 +41,10 @@ from functools import cache
 from pathlib import Path
 
 MODE_VARIABLE = "GAUGELAB_NUMERICS"
-PORTABLE, NATIVE = "x86-portable", "native"
+NATIVE, PORTABLE = "native", "portable"  # the modes a user asks for (the workflow's `numerics` key)
+MODES = (NATIVE, PORTABLE)
+# How a record names the mode it was made under: the portable mode's bits hold across x86-64 CPUs.
+RECORDED = {NATIVE: "native", PORTABLE: "x86-portable"}
 MKL_MODE = "COMPATIBLE,STRICT"
 ISA = "AVX2"
 CUBLAS_SETTING = ":4096:8"
@@ -57,21 +68,50 @@ class NumericsError(RuntimeError):
 
 
 def mode() -> str:
-    """The numerics mode asked for: the contract (default) or ``native`` (opted out)."""
-    value = os.environ.get(MODE_VARIABLE, PORTABLE)
-    if value not in (PORTABLE, NATIVE):
-        raise NumericsError(f"{MODE_VARIABLE}={value!r}: use {PORTABLE!r} (the default) or {NATIVE!r}")
+    """The numerics mode asked for: ``native`` (the default) or ``portable``."""
+    value = os.environ.get(MODE_VARIABLE, NATIVE)
+    if value not in MODES:
+        raise NumericsError(f"{MODE_VARIABLE}={value!r}: use {NATIVE!r} (the default) or {PORTABLE!r}")
     return value
 
 
+def recorded_mode() -> str:
+    """The mode in effect as records name it (:data:`RECORDED`)."""
+    return RECORDED[mode()]
+
+
 def apply_contract() -> None:
-    """Export the contract's settings unless opted out; a value the user set is kept, and
-    :func:`check_numerics` then says that it breaks the contract."""
-    if os.environ.get(MODE_VARIABLE, PORTABLE) == NATIVE:
+    """Under ``portable``, export the contract's settings; a value the user set is kept, and
+    :func:`check_numerics` then says that it breaks the contract. Either way, the cuBLAS setting
+    that deterministic CUDA needs."""
+    if os.environ.get(MODE_VARIABLE, NATIVE) != PORTABLE:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_SETTING)
         return
     for key, value in CONTRACT_ENV.items():
         os.environ.setdefault(key, value)
+
+
+def use(wanted: str) -> None:
+    """Ask for a numerics mode before the engine's first torch arithmetic (the workflow reads its
+    ``numerics`` key with this): every job and worker started from here inherits it."""
+    if wanted not in MODES:
+        raise NumericsError(f"numerics: {wanted!r}: use {NATIVE!r} (the default) or {PORTABLE!r}")
+    os.environ[MODE_VARIABLE] = wanted
+    apply_contract()
+
+
+def portable_unavailable() -> str | None:
+    """Why this machine cannot hold the portable contract (None where it can): it needs an x86-64
+    CPU with AVX2 and torch built with MKL, whose reproducibility branches the contract sets."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return f"the CPU is {platform.machine()}, not x86-64"
+    if cpu_flags() and "avx2" not in cpu_flags():  # unread flags: the job's check_numerics decides
+        return "the CPU has no AVX2"
+    import torch
+
+    if not torch.backends.mkl.is_available():
+        return "torch has no MKL here"
+    return None
 
 
 @cache
@@ -101,6 +141,17 @@ def mkl_mode() -> str | None:
     return branch + (",STRICT" if setting & _MKL_STRICT else "")
 
 
+def available_mode() -> str:
+    """The mode asked for, refused by name where this machine cannot hold it: what the workflow
+    checks before any job starts, and every job again."""
+    wanted = mode()
+    why = portable_unavailable() if wanted == PORTABLE else None
+    if why:
+        raise NumericsError(f"numerics: {PORTABLE!r} cannot hold on this machine: {why}; use numerics: "
+                            f"{NATIVE!r} (the default), the machine's own kernels")
+    return wanted
+
+
 def isa() -> str:
     """The kernel level ATen dispatches to (AVX2, AVX512, DEFAULT, ...)."""
     import torch
@@ -110,16 +161,11 @@ def isa() -> str:
 
 def check_numerics() -> str:
     """The mode in effect; under the contract, raise :class:`NumericsError` naming what is off."""
-    wanted = mode()
-    if wanted == NATIVE:
+    if available_mode() == NATIVE:
         return NATIVE
     problems = []
-    if platform.machine().lower() not in ("x86_64", "amd64"):
-        problems.append(f"the CPU is {platform.machine()}, not x86-64")
     got = mkl_mode()
-    if got is None:
-        problems.append("torch has no MKL here")
-    elif got != MKL_MODE:
+    if got != MKL_MODE:
         problems.append(f"MKL's reproducibility mode is {got} (MKL_CBWR={os.environ.get('MKL_CBWR')!r}), "
                         f"not {MKL_MODE}")
     if isa() != ISA:
@@ -128,8 +174,8 @@ def check_numerics() -> str:
     if problems:
         raise NumericsError(
             "numerics contract not in effect: " + "; ".join(problems) + ". Unset those variables and "
-            "import gaugelab before running any torch code, or opt out with "
-            f"{MODE_VARIABLE}={NATIVE} (records then say so and are not portable)")
+            "import gaugelab before running any torch code, or use the default numerics "
+            f"{NATIVE!r} ({MODE_VARIABLE}={NATIVE})")
     return PORTABLE
 
 
@@ -204,6 +250,17 @@ def set_threads(threads: int) -> None:
 
 
 @cache
+def cpu_flags() -> frozenset:
+    """The CPU's feature flags as the kernel reports them (empty where it does not)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return frozenset()
+    found = re.search(r"^flags\s*:\s*(.+)$", text, re.MULTILINE)
+    return frozenset(found[1].split()) if found else frozenset()
+
+
+@cache
 def cpu() -> dict:
     """The CPU's vendor and model, as the kernel reports them."""
     info = {"vendor": platform.processor() or platform.machine(), "model": platform.machine()}
@@ -247,7 +304,7 @@ def environment(dtype: str, device) -> dict:
         "device": str(device),
         "threads": torch.get_num_threads(),
         "deterministic": torch.are_deterministic_algorithms_enabled(),
-        "numerics": mode(),
+        "numerics": recorded_mode(),
         "cpu": cpu(),
         "isa": isa(),
         "blas": blas(),

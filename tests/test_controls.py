@@ -148,6 +148,7 @@ def _run_of(record):
             "settings": record["provenance"]["settings"]}
 
 
+@pytest.mark.portable
 def test_a_run_shared_by_experiments_is_one_record(tiny):
     """controls.run_sources: a control arm's run with the zoo's method, lr, seed and settings digest
     is read from the zoo's record (the workflow trains it once). Trained separately for each arm,

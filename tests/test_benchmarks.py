@@ -32,3 +32,29 @@ def test_table9_benchmark_runs_and_on_the_cpu_batched_records_equal_one_by_one()
     rows = [line.split() for line in out.splitlines() if line.startswith("2L/d64 ")]
     assert [row[1] for row in rows] == ["1", "2", "all"] and all(float(row[2]) > 0 for row in rows), out
     assert "batched records equal one-by-one, bit for bit" in out, out
+
+
+def _simulator():
+    """benchmarks/simulate_cores.py as a module (benchmarks/ is not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("simulate_cores", ROOT / "benchmarks" / "simulate_cores.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_core_simulation_replays_a_dependency_graph_longest_chain_first():
+    """Three jobs: B waits for A (10 s each), C (5 s) and D (2 threads, 4 s) wait for nothing. On
+    one core all in a row; on two, the chain A-B starts first and C, then D, fill the other core;
+    on four, the chain alone; a job wanting more threads than there are cores gets them all."""
+    sim = _simulator()
+    jobs = [sim.Job("a", ["a"], [], 10.0), sim.Job("b", ["b"], ["a"], 10.0), sim.Job("c", ["c"], [], 5.0),
+            sim.Job("d", ["d"], [], 4.0)]
+    sim.link(jobs, {"d": 2})
+    assert [job.after for job in jobs] == [set(), {0}, set(), set()]
+    assert sim.chains(jobs) == [20.0, 10.0, 5.0, 4.0]
+    assert sim.simulate(jobs, 1) == 29.0
+    assert sim.simulate(jobs, 2) == 20.0 + 4.0  # A | C, then B | -, D needs both cores: after B
+    assert sim.simulate(jobs, 4) == 20.0

@@ -4,6 +4,7 @@ Real Snakemake runs: the whole DAG, the report, lint, dry-run job counts, bad in
 cut short, and an interrupted run that resumes.
 """
 
+import json
 import os
 import re
 import shutil
@@ -217,6 +218,22 @@ def test_job_times_reads_every_benchmark_file_of_a_run(smoke, tmp_path):
     experiments = {p.parent.name for p in (smoke / "logs" / "benchmarks").glob("*/train_shard*.tsv")}
     assert set(rows.loc[rows["rule"] == "sensing_train", "key"]) == experiments
     assert (rows["seconds"] >= 0).all() and rows["run"].str.startswith("smoke, ").all()
+
+
+def test_simulate_cores_replays_every_job_of_a_run(smoke):
+    """benchmarks/simulate_cores.py on the smoke run: every job Snakemake recorded, each simulated
+    wall time no shorter than its two lower bounds, one core's the whole job time, and 16 cores
+    faster than one."""
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "simulate_cores.py"), str(smoke),
+                          "--cores", "1", "2", "16"], check=True, capture_output=True, text=True).stdout
+    jobs = int(out.split(" jobs,")[0])
+    hashes = {json.loads(p.read_text())["job_hash"] for p in (smoke / ".snakemake" / "metadata").rglob("*")
+              if p.is_file()}
+    assert jobs == len(hashes) > 50, out
+    rows = [line.split() for line in out.splitlines()[2:]]
+    walls = [float(row[1]) for row in rows]
+    assert all(float(row[1]) + 1 >= max(float(row[3]), float(row[4])) for row in rows), out
+    assert abs(walls[0] - float(rows[0][4])) <= 1 and walls[0] > walls[-1], out  # one core: all work in a row
 
 
 def test_the_rules_are_formatted():

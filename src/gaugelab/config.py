@@ -19,6 +19,11 @@ import jsonschema
 import yaml
 
 
+# The most entries a sensing testbed's measurement operator A (m x n^2) may hold: the schema's
+# $defs/sensing_size says why.
+MAX_OPERATOR = 2**28
+
+
 class ConfigError(ValueError):
     """A configuration that does not match the schema; ``errors`` holds one line per problem."""
 
@@ -72,6 +77,7 @@ def _with_defaults(validator_class):
     validate_additional = validator_class.VALIDATORS["additionalProperties"]
     validate_items = validator_class.VALIDATORS["items"]
     validate_type = validator_class.VALIDATORS["type"]
+    validate_unique = validator_class.VALIDATORS["uniqueItems"]
 
     def properties(validator, props, instance, schema_):
         if isinstance(instance, dict):
@@ -94,6 +100,21 @@ def _with_defaults(validator_class):
             instance[:] = [_coerce(value, sub) for value in instance]
         yield from validate_items(validator, sub, instance, schema_)
 
+    def unique(validator, unique_items, instance, schema_):
+        """Items compared as the schema's types make them (``--config seeds='[42, 042]'`` is
+        ['42', '042'], two seeds 42), the first repeat named: an item of a seed or lr list is an
+        output path of its own, and two alike would be one output made twice."""
+        if not (unique_items and isinstance(instance, list)):
+            return
+        if isinstance(schema_.get("items"), dict):
+            instance[:] = [_coerce(value, schema_["items"]) for value in instance]
+        for i, value in enumerate(instance):
+            first = next((j for j, earlier in enumerate(instance[:i]) if _same(value, earlier)), None)
+            if first is not None:
+                yield jsonschema.ValidationError(f"{value!r} is listed twice (items {first} and {i})")
+                return
+        yield from validate_unique(validator, unique_items, instance, schema_)
+
     def finite_type(validator, types, instance, schema_):
         if isinstance(instance, float) and not math.isfinite(instance):
             yield jsonschema.ValidationError(f"{instance!r} is not a finite number")
@@ -101,7 +122,13 @@ def _with_defaults(validator_class):
         yield from validate_type(validator, types, instance, schema_)
 
     return jsonschema.validators.extend(validator_class, {
-        "properties": properties, "additionalProperties": additional, "items": items, "type": finite_type})
+        "properties": properties, "additionalProperties": additional, "items": items, "type": finite_type,
+        "uniqueItems": unique})
+
+
+def _same(a, b) -> bool:
+    """Equal as JSON Schema's uniqueItems means it (1 == 1.0, but True is not 1)."""
+    return isinstance(a, bool) == isinstance(b, bool) and a == b
 
 
 _Validator = _with_defaults(jsonschema.Draft202012Validator)
@@ -135,6 +162,44 @@ def _sizes(get, where: str, per_dof_from: str | None = None):
                                  "(the testbed is over-parameterised, k >= r*)")
     elif _is_number(per_dof) and int(per_dof * rank * (2 * n - rank)) < 1:
         yield per_dof_at, f"m = int({per_dof:g} x r*(2n - r*)) is 0 measurements at {where}'s n = {n}, r* = {rank}"
+    elif _is_number(per_dof) and int(per_dof * rank * (2 * n - rank)) * n * n > MAX_OPERATOR:
+        m = int(per_dof * rank * (2 * n - rank))
+        yield f"{where}/n", (f"the measurement operator A would be m x n^2 = {m} x {n * n}, {m * n * n:.2e} entries, "
+                             f"above the ceiling of 2^28 ({MAX_OPERATOR}; 1 GiB in float32, the schema's sensing_size)")
+
+
+def _names(get):
+    """Values that differ but name the same output: an init scale's arm and a dial p's label
+    print the value with 6 significant digits (controls.init_arm, dial.label)."""
+    from . import controls, dial
+
+    for where, name in (("init_scale/inits", controls.init_arm), ("dial/ps", lambda p: dial.label(p, "rms"))):
+        values, seen = get(where), {}
+        for i, value in enumerate(values if isinstance(values, list) else []):
+            if not _is_number(value):
+                continue
+            if name(value) in seen:
+                yield f"{where}/{i}", (f"{value!r} and {seen[name(value)]!r} both name the outputs "
+                                       f"{name(value)!r}; list values that differ in their first 6 significant digits")
+                break
+            seen[name(value)] = value
+
+
+DEVICE_KEYS = ("device", "table9/device", "table9/step1_device")
+
+
+def _devices(get):
+    """A device this machine lacks fails every job that uses it: refuse it here. Imports torch
+    only when a key asks for cuda; auto (CUDA where present) is always fine."""
+    wanted = [key for key in DEVICE_KEYS if get(key) == "cuda"]
+    if not wanted:
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        for key in wanted:
+            yield key, ("cuda, but torch finds no CUDA device on this machine (torch.cuda.is_available() is False); "
+                        "use cpu, or auto (CUDA where present)")
 
 
 def _heads(get, where: str, heads_key: str):
@@ -198,7 +263,7 @@ def cross_field_errors(config: dict, refused: set[str] = frozenset(),
 
     errors = [*_sizes(get, "zoo"), *_sizes(get, "second_size", "zoo"), *_sizes(get, "dial"),
               *_sizes(get, "diagnose/sensing"), *_heads(get, "diagnose/attention", "n_head"),
-              *_heads(get, "twins", "H"), *_checkpoints(get)]
+              *_heads(get, "twins", "H"), *_checkpoints(get), *_names(get), *_devices(get)]
     if build_optimizers and isinstance(get("diagnose"), dict):
         errors += _optimizers(config["diagnose"])
     return errors

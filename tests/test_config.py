@@ -246,3 +246,29 @@ def test_cuda_on_a_machine_without_it_is_refused_and_auto_is_fine(key):
     with pytest.raises(config.ConfigError, match=f"config key {key}: cuda, but torch finds no CUDA device"):
         config.validate(at(key, "cuda"))
     config.validate(at(key, "auto"))
+
+
+@pytest.mark.parametrize("content, heading, line", [
+    (b"seeds: [42]\nseeds: [1]\n", "the configuration gives a key twice", "key seeds is given twice (lines 1 and 2)"),
+    (b"twins:\n  sets:\n    d5: []\n    d5: []\n", "gives a key twice",
+     "key twins/sets/d5 is given twice (lines 3 and 4)"),
+    (b'{"zoo": {"n": 8, "n": 9}}', "gives a key twice", "key 'n' is given twice"),
+    (b"seeds: [42] # \xff\n", "cannot read the configuration", "not UTF-8 (byte 0xff at offset 14)"),
+    (b"0\n", "the configuration is not a mapping", "holds 0"),
+    (b"[]\n", "the configuration is not a mapping", "holds []"),
+])
+def test_a_file_is_read_strictly(tmp_path, content, heading, line):
+    path = tmp_path / "cfg.yaml"
+    path.write_bytes(content)
+    with pytest.raises(config.ConfigError, match=heading) as err:
+        config.load(path)
+    assert err.value.errors[0].startswith(f"{path}: ") and line in err.value.errors[0]
+
+
+def test_an_empty_file_and_yaml_merge_keys_are_fine(tmp_path):
+    (tmp_path / "empty.yaml").write_text("")
+    assert config.load(tmp_path / "empty.yaml")["seeds"] == [42, 123, 456]
+    (tmp_path / "merge.yaml").write_text("base: &b {n: 8, rank: 2, width: 8}\n")
+    assert config.read(tmp_path / "merge.yaml") == {"base": {"n": 8, "rank": 2, "width": 8}}
+    (tmp_path / "anchors.yaml").write_text("zoo: &z {n: 8, rank: 2, width: 8}\ndial:\n  <<: *z\n  n: 9\n")
+    assert config.read(tmp_path / "anchors.yaml")["dial"] == {"n": 9, "rank": 2, "width": 8}

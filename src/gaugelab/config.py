@@ -10,6 +10,7 @@ multiple of the heads, checkpoints within the steps, optimizers that resolve) is
 from __future__ import annotations
 
 import copy
+import json
 import math
 from functools import cache
 from importlib import resources
@@ -291,15 +292,70 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
     return f"{getattr(exc, 'problem', None) or type(exc).__name__}{where}"
 
 
-def load(path: str | Path | None = None) -> dict:
-    """Read a YAML config (or none: the paper's defaults) and validate it. A file that cannot be
-    read or parsed is a :class:`ConfigError` naming it."""
-    if path is None:
-        return validate({})
+def _twice(node, where: tuple[str, ...] = ()):
+    """(key path, line, first line) of each mapping key given twice in a composed YAML document:
+    PyYAML, and so Snakemake, keeps the last without a word."""
+    if isinstance(node, yaml.MappingNode):
+        seen = {}
+        for key, value in node.value:
+            if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+                continue
+            line = key.start_mark.line + 1
+            if key.value in seen:
+                yield "/".join((*where, key.value)), line, seen[key.value]
+            seen.setdefault(key.value, line)
+            yield from _twice(value, (*where, key.value))
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            yield from _twice(item, (*where, str(i)))
+
+
+def _json_pairs(path):
+    def pairs(items):
+        keys = [key for key, _ in items]
+        again = next((key for i, key in enumerate(keys) if key in keys[:i]), None)
+        if again is not None:
+            raise ConfigError([f"{path}: key {again!r} is given twice; JSON keeps the last without a word"],
+                              "the configuration gives a key twice")
+        return dict(items)
+    return pairs
+
+
+def read(path: str | Path):
+    """A config file's content, read as Snakemake reads it (JSON, else YAML) but strictly: a file
+    that cannot be read, is not UTF-8, does not parse or gives a key twice is a
+    :class:`ConfigError` naming the file (and the key, the line)."""
     try:
-        config = yaml.safe_load(Path(path).read_text()) or {}
+        text = Path(path).read_bytes().decode("utf-8")
     except OSError as exc:
         raise ConfigError([f"{path}: {exc.strerror or exc}"], "cannot read the configuration") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError([f"{path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+                           "save it as UTF-8"], "cannot read the configuration") from None
+    try:
+        return json.loads(text, object_pairs_hook=_json_pairs(path))
+    except json.JSONDecodeError:
+        pass
+    try:
+        twice = [f"{path}: key {key} is given twice (lines {first} and {line}); YAML keeps the last without a word"
+                 for key, line, first in _twice(yaml.compose(text, Loader=yaml.SafeLoader))]
+        if twice:
+            raise ConfigError(twice, "the configuration gives a key twice")
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError([f"{path}: {yaml_problem(exc)}"], "the configuration is not valid YAML") from None
+
+
+def load(path: str | Path | None = None) -> dict:
+    """Read a YAML config (or none: the paper's defaults) and validate it. A file that cannot be
+    read or parsed (:func:`read`), or holds something else than keys (``0``, ``false``, ``[]``:
+    not the defaults), is a :class:`ConfigError` naming it; an empty file is the defaults."""
+    if path is None:
+        return validate({})
+    config = read(path)
+    if config is None:
+        config = {}
+    if not isinstance(config, dict):
+        raise ConfigError([f"{path}: holds {config!r}, not keys and values (an empty file is the defaults)"],
+                          "the configuration is not a mapping")
     return validate(config)

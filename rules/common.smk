@@ -27,6 +27,15 @@ from gaugelab import sensing_quantities as gaugelab_sq
 from gaugelab import twin_summary as gaugelab_twin_summary
 from gaugelab import twins as gaugelab_twins
 
+# Snakemake has read the config files already, keeping the last of a key given twice: each is
+# read again, strictly (gaugelab.config.read), so that a repeated key stops the run here, naming
+# the file, the key and its lines.
+for _configfile in dict.fromkeys(workflow.configfiles):
+    try:
+        gaugelab_config.read(_configfile)
+    except gaugelab_config.ConfigError as error:
+        sys.exit(f"gaugelab: {error}")
+
 # Fills the schema's defaults and fails, naming the key, on anything unknown or out of range: one
 # line per problem and no traceback (a user error), before any job. A job's own process (each
 # cluster job reads this file again) leaves out building the diagnostic's optimizers: the main

@@ -14,7 +14,10 @@ localrules:
 
 _corpus = config["data"]["tinyshakespeare"]
 if _corpus.get("path") and not Path(CORPUS).exists():
-    gaugelab_corpus.verify(_corpus["path"], _corpus["sha256"])
+    try:
+        gaugelab_corpus.verify(_corpus["path"], _corpus["sha256"])
+    except gaugelab_corpus.CorpusError as error:
+        sys.exit(f"gaugelab: config key data/tinyshakespeare/path: {error}")
 
 
 rule tinyshakespeare:

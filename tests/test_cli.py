@@ -5,6 +5,7 @@ import argparse
 import os
 
 import pytest
+import torch
 
 from gaugelab import cli, records, suite64, table9_local
 
@@ -12,6 +13,7 @@ MODEL = "f64-mod47-L2d64h4"
 SENSING = ["sensing", "--method", "gd", "--lr", "1e-4", "--seed", "42", "--tol", "1e-30", "--budget", "1000000"]
 TWINS = ["twins", "--optimizer", "adam", "--twin", "gauge", "--init-seed", "42", "--twin-seed", "777"]
 DIAGNOSE = ["diagnose", "--optimizer", "adam", "--no-figure"]
+NO_CUDA = pytest.mark.skipif(torch.cuda.is_available(), reason="refusing cuda needs a machine without CUDA")
 
 
 @pytest.fixture(autouse=True)
@@ -70,7 +72,17 @@ def test_a_table9_root_that_is_a_file_is_refused(tmp_path, capsys):
     ([*SENSING, "--budget", "1000000000000"], "config key zoo/budget: 1000000000000 is greater than the maximum"),
     ([*SENSING, "--config", "/nonexistent.yaml"], "cannot read the configuration: /nonexistent.yaml"),
     ([*SENSING, "--experiment", "nope"], "no sensing experiment 'nope'"),
-    ([*SENSING, "--seed", "-3"], "argument --seed: '-3' is not a non-negative integer"),
+    ([*SENSING, "--seed", "-3"], "argument --seed: '-3' is not a seed (an integer from 0 to 9223372036854775800)"),
+    ([*SENSING, "--seed", str(2**64)], f"argument --seed: '{2**64}' is not a seed"),  # the generator's overflow
+    ([*TWINS, "--twin-seed", str(2**64)], f"argument --twin-seed: '{2**64}' is not a seed"),
+    pytest.param([*SENSING, "--device", "cuda"], "config key device: cuda, but torch finds no CUDA device",
+                 marks=NO_CUDA),
+    pytest.param(["table9", "--model", MODEL, "--step1", "--device", "cuda"],
+                 "config key table9/step1_device: cuda, but torch finds no CUDA device", marks=NO_CUDA),
+    (["audit", "--model", "mha", "--optimizer", "adam", "--symmetry", "bogus"],
+     "argument --symmetry: invalid choice: 'bogus'"),
+    (["audit", "--model", "mha", "--optimizer", "adam", "--symmetry", "lora"],
+     "--symmetry lora: model 'mha' has no such candidate; its candidates: qk, vo"),
     ([*SENSING, "--tol", "-1"], "argument --tol: '-1' is not a positive finite number"),
     ([*SENSING, "--threads", "0"], "argument --threads: '0' is not a positive integer"),
     ([*SENSING, "--lr", "0"], "argument --lr: '0' is not a positive finite number"),
@@ -88,7 +100,7 @@ def test_a_table9_root_that_is_a_file_is_refused(tmp_path, capsys):
     ([*TWINS, "--steps", "0"], "argument --steps: '0' is not a positive integer"),
     ([*TWINS, "--steps", "-1"], "argument --steps: '-1' is not a positive integer"),
     ([*TWINS, "--lr", "0"], "argument --lr: '0' is not a positive finite number"),
-    ([*TWINS, "--init-seed", "-1"], "argument --init-seed: '-1' is not a non-negative integer"),
+    ([*TWINS, "--init-seed", "-1"], "argument --init-seed: '-1' is not a seed"),
     (["twins", "--optimizer", "adam", "--twin", "noise", "--init-seed", "42", "--sigma", "-1"],
      "argument --sigma: '-1' is not a positive finite number"),
     (["twins", "--optimizer", "adam", "--twin", "noise", "--init-seed", "42"], "noise twin with sigma 0.0"),
@@ -107,7 +119,7 @@ def test_a_table9_root_that_is_a_file_is_refused(tmp_path, capsys):
     (["summarize", "/nonexistent.json"], "/nonexistent.json"),
 ])
 def test_a_bad_value_is_refused_in_one_line(argv, message, tmp_path, capsys):
-    if "-o" not in argv and argv[0] in ("sensing", "twins", "diagnose", "summarize"):
+    if "-o" not in argv and argv[0] in ("sensing", "twins", "diagnose", "summarize", "audit"):
         argv = [*argv, "-o", str(tmp_path / "run.json")]
     if argv[0] == "table9":
         argv = [*argv, "--root", str(tmp_path)]
@@ -142,6 +154,52 @@ def test_a_config_error_in_the_file_names_the_key(tmp_path, capsys):
     cfg.write_text("twins: {d: 30}\nzoo: {tol: 0}\n")
     line = refused([*TWINS, "--config", str(cfg), "-o", str(tmp_path / "pair.json")], capsys)
     assert "config key twins/d: d = 30 is not a multiple of H = 4" in line and "config key zoo/tol" in line
+
+
+@pytest.mark.parametrize("text, message", [
+    ("0\n", "the configuration is not a mapping: {cfg}: holds 0, not keys and values"),
+    ("false\n", "the configuration is not a mapping: {cfg}: holds False"),
+    ("[]\n", "the configuration is not a mapping: {cfg}: holds []"),
+    ("seeds: [42]\nzoo: {n: 8}\nseeds: [1]\n", "the configuration gives a key twice: {cfg}: key seeds is given "
+                                               "twice (lines 1 and 3)"),
+    ("zoo:\n  n: 8\n  n: 9\n", "{cfg}: key zoo/n is given twice (lines 2 and 3)"),
+    ('{"seeds": [42], "seeds": [1]}', "the configuration gives a key twice: {cfg}: key 'seeds' is given twice"),
+    (b"seeds: [42]  # caf\xe9\n", "cannot read the configuration: {cfg}: not UTF-8 (byte 0xe9 at offset 18)"),
+])
+def test_a_config_file_that_is_not_a_mapping_of_unique_keys_in_utf8_is_refused(text, message, tmp_path, capsys):
+    """A file holding 0, false or [] was read as the defaults; a repeated key kept its last
+    value; bytes that are not UTF-8 ended in a traceback."""
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_bytes(text if isinstance(text, bytes) else text.encode())
+    line = refused([*SENSING, "--config", str(cfg), "-o", str(tmp_path / "run.json")], capsys)
+    assert message.format(cfg=cfg) in line
+
+
+def test_a_table9_corpus_that_is_not_the_corpus_is_refused_naming_the_flag(tmp_path, capsys):
+    (tmp_path / "input.txt").write_text("not Shakespeare\n")
+    line = refused(["table9", "--model", "f64-text-L6d256h8", "--step1", "--corpus", str(tmp_path / "input.txt"),
+                    "--root", str(tmp_path)], capsys)
+    assert line.startswith(f"gaugelab: --corpus {tmp_path / 'input.txt'}: ") and "is not the tiny-Shakespeare" in line
+
+
+@pytest.mark.workflow
+def test_table_into_a_missing_folder_creates_it(tmp_path):
+    """`gaugelab table ... -o new/folder/t.tex` makes the folder, as the commands that write
+    records do (it ended in FileNotFoundError). The input is a real record of the workflow's job."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    smoke = root / "tests" / "config" / "smoke.yaml"
+    record = "results/runs/nuclear_reference/seed42.json"
+    subprocess.run([sys.executable, "-m", "snakemake", "-s", str(root / "Snakefile"), "--directory", str(tmp_path),
+                    "--configfile", str(smoke), "--cores", "1", record], check=True, capture_output=True)
+    out = tmp_path / "new" / "folder" / "t.tex"
+    proc = subprocess.run([sys.executable, "-m", "gaugelab.cli", "table", "nuclear_reference", str(tmp_path / record),
+                           "--config", str(smoke), "-o", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert out.read_text().startswith("% Table 2 min-nuclear-norm reference row") and out.with_suffix(".html").is_file()
 
 
 def jobs_of(argv: list[str], tmp_path, monkeypatch) -> list[str]:

@@ -167,3 +167,108 @@ def test_importing_config_does_not_import_torch():
 
     code = "import sys, gaugelab.config; sys.exit('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+@pytest.mark.parametrize("bad, key, message", [
+    ({"seeds": ["42", "042"]}, "seeds", "42 is listed twice (items 0 and 1)"),  # --config seeds='[42, 042]'
+    ({"zoo": {"grids": {"gd": [0.01, 1.0e-2]}}}, "zoo/grids/gd", "0.01 is listed twice (items 0 and 1)"),
+    ({"dial": {"lrs": [1e-3, 1e-2, 0.001]}}, "dial/lrs", "0.001 is listed twice (items 0 and 2)"),
+    ({"dial": {"ps": [1, 0.5, 1.0]}}, "dial/ps", "1.0 is listed twice"),
+    ({"dial": {"ps": [1, 0.5, 0.500000001]}}, "dial/ps/2", "both name the outputs 'rms_p0.5'"),
+    ({"init_scale": {"inits": [1e-3, 1.0000001e-3]}}, "init_scale/inits/1", "both name the outputs 'init_scale_0p001'"),
+    ({"sensitivity": {"perturbations": [1e-7, 1e-7]}}, "sensitivity/perturbations", "listed twice"),
+    ({"twins": {"sets": {"d5": [{"optimizer": "adam", "twin": "identity", "init": 42}] * 2}}}, "twins/sets/d5",
+     "listed twice (items 0 and 1)"),
+    ({"zoo": {"decayed": ["muon", "muon"]}}, "zoo/decayed", "'muon' is listed twice"),
+])
+def test_a_list_that_keys_outputs_refuses_duplicates_naming_the_key(bad, key, message):
+    """Duplicates ended in Snakemake's 'Duplicate output file pattern' (or one output made twice)."""
+    with pytest.raises(config.ConfigError) as err:
+        config.validate(bad)
+    assert f"config key {key}: " in str(err.value) and message in str(err.value)
+
+
+@pytest.mark.parametrize("bad, key", [
+    ({"seeds": [2**64]}, "seeds/0"),  # torch.Generator.manual_seed: Overflow when unpacking long long
+    ({"seeds": [2**63 - 7]}, "seeds/0"),  # seed + 7 draws the initial factors: past int64
+    ({"seeds": [-1]}, "seeds/0"),
+    ({"twins": {"data_seed": 2**64}}, "twins/data_seed"),
+    ({"twins": {"sets": {"d5": [{"optimizer": "adam", "twin": "gauge", "init": 42, "seed": 2**64}]}}},
+     "twins/sets/d5/0/seed"),
+    ({"diagnose": {"sensing": {"seed": 2**64}}}, "diagnose/sensing/seed"),
+    ({"diagnose": {"attention": {"init_seed": 2**70}}}, "diagnose/attention/init_seed"),
+])
+def test_a_seed_the_generators_cannot_take_is_refused(bad, key):
+    with pytest.raises(config.ConfigError, match=f"config key {key}: "):
+        config.validate(bad)
+
+
+def test_the_largest_seed_fits_every_generator_it_seeds():
+    import torch
+
+    top = config.schema()["$defs"]["seed"]["maximum"]
+    config.validate({"seeds": [0, top]})
+    torch.Generator().manual_seed(top + 7)  # the initial factors' generator (sensing.init_factors)
+    assert top + 7 == 2**63 - 1
+
+
+@pytest.mark.parametrize("bad, key, message", [
+    ({"zoo": {"n": 100000}}, "zoo/n", "100000 is greater than the maximum of 4096"),
+    ({"zoo": {"n": 400}}, "zoo/n", "the measurement operator A would be m x n^2 = 4782 x 160000"),
+    ({"zoo": {"n": 200, "width": 10**6}}, "zoo/width", "greater than the maximum of 4096"),
+    ({"second_size": {"n": 300}}, "second_size/n", "above the ceiling of 2^28"),
+    ({"twins": {"P": 100000}}, "twins/P", "greater than the maximum of 1000"),
+    ({"twins": {"d": 4096}}, "twins/d", "greater than the maximum of 1024"),
+    ({"twins": {"L": 1000}}, "twins/L", "greater than the maximum of 64"),
+    ({"diagnose": {"attention": {"P": 5000}}}, "diagnose/attention/P", "greater than the maximum of 1000"),
+])
+def test_sizes_beyond_memory_are_refused(bad, key, message):
+    with pytest.raises(config.ConfigError) as err:
+        config.validate(bad)
+    assert f"config key {key}: " in str(err.value) and message in str(err.value)
+
+
+def test_the_default_sizes_are_well_within_the_ceilings():
+    c = config.load()
+    per_dof = c["zoo"]["measurements_per_dof"]  # second_size takes the zoo's
+    for exp in (c["zoo"], c["second_size"]):
+        m = int(per_dof * exp["rank"] * (2 * exp["n"] - exp["rank"]))
+        assert m * exp["n"] ** 2 < config.MAX_OPERATOR / 50
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="refusing cuda needs a machine without CUDA")
+@pytest.mark.parametrize("key", ["device", "table9/device", "table9/step1_device"])
+def test_cuda_on_a_machine_without_it_is_refused_and_auto_is_fine(key):
+    def at(path, value):
+        head, _, rest = path.partition("/")
+        return {head: at(rest, value) if rest else value}
+
+    with pytest.raises(config.ConfigError, match=f"config key {key}: cuda, but torch finds no CUDA device"):
+        config.validate(at(key, "cuda"))
+    config.validate(at(key, "auto"))
+
+
+@pytest.mark.parametrize("content, heading, line", [
+    (b"seeds: [42]\nseeds: [1]\n", "the configuration gives a key twice", "key seeds is given twice (lines 1 and 2)"),
+    (b"twins:\n  sets:\n    d5: []\n    d5: []\n", "gives a key twice",
+     "key twins/sets/d5 is given twice (lines 3 and 4)"),
+    (b'{"zoo": {"n": 8, "n": 9}}', "gives a key twice", "key 'n' is given twice"),
+    (b"seeds: [42] # \xff\n", "cannot read the configuration", "not UTF-8 (byte 0xff at offset 14)"),
+    (b"0\n", "the configuration is not a mapping", "holds 0"),
+    (b"[]\n", "the configuration is not a mapping", "holds []"),
+])
+def test_a_file_is_read_strictly(tmp_path, content, heading, line):
+    path = tmp_path / "cfg.yaml"
+    path.write_bytes(content)
+    with pytest.raises(config.ConfigError, match=heading) as err:
+        config.load(path)
+    assert err.value.errors[0].startswith(f"{path}: ") and line in err.value.errors[0]
+
+
+def test_an_empty_file_and_yaml_merge_keys_are_fine(tmp_path):
+    (tmp_path / "empty.yaml").write_text("")
+    assert config.load(tmp_path / "empty.yaml")["seeds"] == [42, 123, 456]
+    (tmp_path / "merge.yaml").write_text("base: &b {n: 8, rank: 2, width: 8}\n")
+    assert config.read(tmp_path / "merge.yaml") == {"base": {"n": 8, "rank": 2, "width": 8}}
+    (tmp_path / "anchors.yaml").write_text("zoo: &z {n: 8, rank: 2, width: 8}\ndial:\n  <<: *z\n  n: 9\n")
+    assert config.read(tmp_path / "anchors.yaml")["dial"] == {"n": 9, "rank": 2, "width": 8}

@@ -226,8 +226,12 @@ def audit(model: str, optimizer, *, steps: int = 50, lr: float | None = None, dt
     limits = diagnose.thresholds(torch_dtype)
     if sigma is not None:
         limits["sigma"] = sigma
-    found = []
-    for cand in symmetries.candidates(subject.model):
+    found, present = [], symmetries.candidates(subject.model)
+    absent = [name for name in only or [] if name not in {cand.name for cand in present}]
+    if absent:  # an empty record would read as an audit that found nothing
+        raise AuditError(f"--symmetry {', '.join(absent)}: model {model!r} has no such candidate; "
+                         f"its candidates: {', '.join(c.name for c in present) or 'none'}")
+    for cand in present:
         if only is not None and cand.name not in only:
             continue
         bed = ModuleTestbed(subject, cand, torch_dtype)

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import cards, controls, optim, records, runner, runtime, table_files
+from . import cards, controls, optim, records, runner, runtime, symmetries, table_files
 from . import config as configuration
 
 
@@ -39,6 +39,12 @@ def positive_int(text: str) -> int:
 
 def nonnegative_int(text: str) -> int:
     return _checked(int, text, lambda v: v >= 0, "a non-negative integer")
+
+
+def seed(text: str) -> int:
+    """A seed within the schema's range ($defs/seed: what the generators take, and int64)."""
+    top = configuration.schema()["$defs"]["seed"]["maximum"]
+    return _checked(int, text, lambda v: 0 <= v <= top, f"a seed (an integer from 0 to {top})")
 
 
 def positive_float(text: str) -> float:
@@ -111,7 +117,8 @@ def _sensing(args: argparse.Namespace) -> int:
         others = [m for m in exp.get("decayed", []) if m != args.method]
         exp["decayed"] = others + ([args.method] if args.schedule == "cosine" else [])
     # every sensing experiment has the zoo block's schema and rules; the dial has its own block
-    configuration.validate({"dial" if args.experiment == "dial" else "zoo": exp})
+    device = args.device or cfg["device"]
+    configuration.validate({"dial" if args.experiment == "dial" else "zoo": exp, "device": device})
     method, rules = args.method, None
     if args.method == cards.ADAM_P:  # the dial's variant rule, under the dial's label (p1, rms_p0.5, ...)
         p, convention = 1.0 if args.p is None else args.p, args.convention or "rms"
@@ -119,7 +126,7 @@ def _sensing(args: argparse.Namespace) -> int:
         rules = {method: optim.adam_p(p, convention)}
     record, = runner.run_cells(args.experiment, exp, method, args.seed, [args.lr], rules=rules,
                                perturbations=[args.perturbation], dtype=args.dtype or cfg["dtype"],
-                               device=args.device or cfg["device"], threads=args.threads)
+                               device=device, threads=args.threads)
     records.write_json(args.output, record)
     print(f"{method} lr={args.lr:g} seed={args.seed}: {record['status']} after {record['steps']} steps, "
           f"rec={record['rec']:.4f} erank={record['erank']:.2f} train={record['train']:.2e} -> {args.output}")
@@ -168,6 +175,7 @@ def _table(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     except KeyError as exc:  # a column or field the table needs is not in the file given
         raise UsageError(f"table {args.name} reads {command.inputs}; the files given have no {exc}") from None
+    tex.parent.mkdir(parents=True, exist_ok=True)  # as the other commands' records.write_json does
     tex.write_text(texts[0])
     html.write_text(texts[1])
     print(f"table {args.name} -> {tex}, {html}")
@@ -265,12 +273,21 @@ def _table9(args: argparse.Namespace) -> int:
         raise UsageError(f"{suite64.TEXT} needs --corpus (the tiny-Shakespeare input.txt)")
     if args.corpus and not Path(args.corpus).is_file():
         raise UsageError(f"--corpus {args.corpus}: no such file")
+    if args.corpus:
+        from . import corpus
+
+        try:
+            corpus.verify(args.corpus)
+        except corpus.CorpusError as exc:
+            raise UsageError(f"--corpus {args.corpus}: {exc}") from None
     _writable_folder(Path(args.root), "--root", args.root)
     pairs = [p for p in suite64.pairs_of(settings["pairs"])
              if (not args.optimizer or p.optimizer in args.optimizer) and (not args.twin or p.twin in args.twin)]
     full = settings["steps"]
     steps = {m: args.steps if args.steps is not None else full[m] for m in models}
-    configuration.validate({"table9": {**settings, "steps": {**full, **steps}}})  # the schema's ceiling
+    # the schema's ceiling on steps; a device this machine has
+    device_key = "step1_device" if args.step1 else "device"
+    configuration.validate({"table9": {**settings, "steps": {**full, **steps}, device_key: args.device}})
     short = {m: s for m, s in steps.items() if s != full[m]}  # not the workflow's record: elsewhere
     jobs = table9_local.plan(models, pairs, step1=args.step1, root=Path(args.root), force=args.force, short=short)
     print(f"{len(jobs)} job(s), one after another on {args.device}", flush=True)
@@ -298,7 +315,7 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("sensing", help="one matrix-sensing run (method, lr, seed) -> one JSON record")
     s.add_argument("--method", required=True, choices=sorted(optim.REGISTRY))
     s.add_argument("--lr", required=True, type=positive_float)
-    s.add_argument("--seed", required=True, type=nonnegative_int)
+    s.add_argument("--seed", required=True, type=seed)
     s.add_argument("-o", "--output", required=True, help="record path (JSON)")
     s.add_argument("--config", help="YAML config (default: the paper's protocol)")
     s.add_argument("--experiment", default="zoo",
@@ -352,16 +369,16 @@ def parser() -> argparse.ArgumentParser:
                         "returning (model, batch[, loss_fn])")
     a.add_argument("--optimizer", required=True, help="as for diagnose: a registry name or package.module:Attr")
     _triplet_options(a, steps=50, lr=None, lr_help="learning rate (default: the optimizer's own)")
-    a.add_argument("--symmetry", action="append", help="only this candidate symmetry (qk, qk+bias, qk-rope, vo, "
-                                                       "vo+bias, lora), repeatable")
+    a.add_argument("--symmetry", action="append", choices=symmetries.NAMES,
+                   help="only this candidate symmetry (one the model has), repeatable")
     a.add_argument("-o", "--output", help="JSON record (default audit_<model>_<optimizer label>.json)")
     a.set_defaults(func=_audit)
     t = sub.add_parser("twins", help="one attention twin pair (Section 6) -> one JSON record")
     t.add_argument("--optimizer", required=True, choices=cards.twin_optimizers())
     t.add_argument("--twin", required=True, choices=["gauge", "identity", "noise"])
-    t.add_argument("--init-seed", required=True, type=nonnegative_int,
+    t.add_argument("--init-seed", required=True, type=seed,
                    help="torch.manual_seed before the model is built")
-    t.add_argument("--twin-seed", type=nonnegative_int,
+    t.add_argument("--twin-seed", type=seed,
                    help="gauge draw seed (gauge twins; default 888 noise, 0 identity)")
     t.add_argument("--sigma", type=positive_float, help="noise scale on W_Q, W_K (noise twins)")
     t.add_argument("-o", "--output", required=True, help="record path (JSON)")

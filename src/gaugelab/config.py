@@ -10,6 +10,7 @@ multiple of the heads, checkpoints within the steps, optimizers that resolve) is
 from __future__ import annotations
 
 import copy
+import json
 import math
 from functools import cache
 from importlib import resources
@@ -17,6 +18,11 @@ from pathlib import Path
 
 import jsonschema
 import yaml
+
+
+# The most entries a sensing testbed's measurement operator A (m x n^2) may hold: the schema's
+# $defs/sensing_size says why.
+MAX_OPERATOR = 2**28
 
 
 class ConfigError(ValueError):
@@ -72,6 +78,7 @@ def _with_defaults(validator_class):
     validate_additional = validator_class.VALIDATORS["additionalProperties"]
     validate_items = validator_class.VALIDATORS["items"]
     validate_type = validator_class.VALIDATORS["type"]
+    validate_unique = validator_class.VALIDATORS["uniqueItems"]
 
     def properties(validator, props, instance, schema_):
         if isinstance(instance, dict):
@@ -94,6 +101,21 @@ def _with_defaults(validator_class):
             instance[:] = [_coerce(value, sub) for value in instance]
         yield from validate_items(validator, sub, instance, schema_)
 
+    def unique(validator, unique_items, instance, schema_):
+        """Items compared as the schema's types make them (``--config seeds='[42, 042]'`` is
+        ['42', '042'], two seeds 42), the first repeat named: an item of a seed or lr list is an
+        output path of its own, and two alike would be one output made twice."""
+        if not (unique_items and isinstance(instance, list)):
+            return
+        if isinstance(schema_.get("items"), dict):
+            instance[:] = [_coerce(value, schema_["items"]) for value in instance]
+        for i, value in enumerate(instance):
+            first = next((j for j, earlier in enumerate(instance[:i]) if _same(value, earlier)), None)
+            if first is not None:
+                yield jsonschema.ValidationError(f"{value!r} is listed twice (items {first} and {i})")
+                return
+        yield from validate_unique(validator, unique_items, instance, schema_)
+
     def finite_type(validator, types, instance, schema_):
         if isinstance(instance, float) and not math.isfinite(instance):
             yield jsonschema.ValidationError(f"{instance!r} is not a finite number")
@@ -101,7 +123,13 @@ def _with_defaults(validator_class):
         yield from validate_type(validator, types, instance, schema_)
 
     return jsonschema.validators.extend(validator_class, {
-        "properties": properties, "additionalProperties": additional, "items": items, "type": finite_type})
+        "properties": properties, "additionalProperties": additional, "items": items, "type": finite_type,
+        "uniqueItems": unique})
+
+
+def _same(a, b) -> bool:
+    """Equal as JSON Schema's uniqueItems means it (1 == 1.0, but True is not 1)."""
+    return isinstance(a, bool) == isinstance(b, bool) and a == b
 
 
 _Validator = _with_defaults(jsonschema.Draft202012Validator)
@@ -135,6 +163,44 @@ def _sizes(get, where: str, per_dof_from: str | None = None):
                                  "(the testbed is over-parameterised, k >= r*)")
     elif _is_number(per_dof) and int(per_dof * rank * (2 * n - rank)) < 1:
         yield per_dof_at, f"m = int({per_dof:g} x r*(2n - r*)) is 0 measurements at {where}'s n = {n}, r* = {rank}"
+    elif _is_number(per_dof) and int(per_dof * rank * (2 * n - rank)) * n * n > MAX_OPERATOR:
+        m = int(per_dof * rank * (2 * n - rank))
+        yield f"{where}/n", (f"the measurement operator A would be m x n^2 = {m} x {n * n}, {m * n * n:.2e} entries, "
+                             f"above the ceiling of 2^28 ({MAX_OPERATOR}; 1 GiB in float32, the schema's sensing_size)")
+
+
+def _names(get):
+    """Values that differ but name the same output: an init scale's arm and a dial p's label
+    print the value with 6 significant digits (controls.init_arm, dial.label)."""
+    from . import controls, dial
+
+    for where, name in (("init_scale/inits", controls.init_arm), ("dial/ps", lambda p: dial.label(p, "rms"))):
+        values, seen = get(where), {}
+        for i, value in enumerate(values if isinstance(values, list) else []):
+            if not _is_number(value):
+                continue
+            if name(value) in seen:
+                yield f"{where}/{i}", (f"{value!r} and {seen[name(value)]!r} both name the outputs "
+                                       f"{name(value)!r}; list values that differ in their first 6 significant digits")
+                break
+            seen[name(value)] = value
+
+
+DEVICE_KEYS = ("device", "table9/device", "table9/step1_device")
+
+
+def _devices(get):
+    """A device this machine lacks fails every job that uses it: refuse it here. Imports torch
+    only when a key asks for cuda; auto (CUDA where present) is always fine."""
+    wanted = [key for key in DEVICE_KEYS if get(key) == "cuda"]
+    if not wanted:
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        for key in wanted:
+            yield key, ("cuda, but torch finds no CUDA device on this machine (torch.cuda.is_available() is False); "
+                        "use cpu, or auto (CUDA where present)")
 
 
 def _heads(get, where: str, heads_key: str):
@@ -198,7 +264,7 @@ def cross_field_errors(config: dict, refused: set[str] = frozenset(),
 
     errors = [*_sizes(get, "zoo"), *_sizes(get, "second_size", "zoo"), *_sizes(get, "dial"),
               *_sizes(get, "diagnose/sensing"), *_heads(get, "diagnose/attention", "n_head"),
-              *_heads(get, "twins", "H"), *_checkpoints(get)]
+              *_heads(get, "twins", "H"), *_checkpoints(get), *_names(get), *_devices(get)]
     if build_optimizers and isinstance(get("diagnose"), dict):
         errors += _optimizers(config["diagnose"])
     return errors
@@ -226,15 +292,70 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
     return f"{getattr(exc, 'problem', None) or type(exc).__name__}{where}"
 
 
-def load(path: str | Path | None = None) -> dict:
-    """Read a YAML config (or none: the paper's defaults) and validate it. A file that cannot be
-    read or parsed is a :class:`ConfigError` naming it."""
-    if path is None:
-        return validate({})
+def _twice(node, where: tuple[str, ...] = ()):
+    """(key path, line, first line) of each mapping key given twice in a composed YAML document:
+    PyYAML, and so Snakemake, keeps the last without a word."""
+    if isinstance(node, yaml.MappingNode):
+        seen = {}
+        for key, value in node.value:
+            if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+                continue
+            line = key.start_mark.line + 1
+            if key.value in seen:
+                yield "/".join((*where, key.value)), line, seen[key.value]
+            seen.setdefault(key.value, line)
+            yield from _twice(value, (*where, key.value))
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            yield from _twice(item, (*where, str(i)))
+
+
+def _json_pairs(path):
+    def pairs(items):
+        keys = [key for key, _ in items]
+        again = next((key for i, key in enumerate(keys) if key in keys[:i]), None)
+        if again is not None:
+            raise ConfigError([f"{path}: key {again!r} is given twice; JSON keeps the last without a word"],
+                              "the configuration gives a key twice")
+        return dict(items)
+    return pairs
+
+
+def read(path: str | Path):
+    """A config file's content, read as Snakemake reads it (JSON, else YAML) but strictly: a file
+    that cannot be read, is not UTF-8, does not parse or gives a key twice is a
+    :class:`ConfigError` naming the file (and the key, the line)."""
     try:
-        config = yaml.safe_load(Path(path).read_text()) or {}
+        text = Path(path).read_bytes().decode("utf-8")
     except OSError as exc:
         raise ConfigError([f"{path}: {exc.strerror or exc}"], "cannot read the configuration") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError([f"{path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+                           "save it as UTF-8"], "cannot read the configuration") from None
+    try:
+        return json.loads(text, object_pairs_hook=_json_pairs(path))
+    except json.JSONDecodeError:
+        pass
+    try:
+        twice = [f"{path}: key {key} is given twice (lines {first} and {line}); YAML keeps the last without a word"
+                 for key, line, first in _twice(yaml.compose(text, Loader=yaml.SafeLoader))]
+        if twice:
+            raise ConfigError(twice, "the configuration gives a key twice")
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError([f"{path}: {yaml_problem(exc)}"], "the configuration is not valid YAML") from None
+
+
+def load(path: str | Path | None = None) -> dict:
+    """Read a YAML config (or none: the paper's defaults) and validate it. A file that cannot be
+    read or parsed (:func:`read`), or holds something else than keys (``0``, ``false``, ``[]``:
+    not the defaults), is a :class:`ConfigError` naming it; an empty file is the defaults."""
+    if path is None:
+        return validate({})
+    config = read(path)
+    if config is None:
+        config = {}
+    if not isinstance(config, dict):
+        raise ConfigError([f"{path}: holds {config!r}, not keys and values (an empty file is the defaults)"],
+                          "the configuration is not a mapping")
     return validate(config)

@@ -39,7 +39,10 @@ def verify(path: str | Path, expected: str = SHA256) -> Path:
     path = Path(path)
     if not path.is_file():
         raise CorpusError(f"tiny-Shakespeare corpus not found at {path}")
-    found = sha256(path)
+    try:
+        found = sha256(path)
+    except OSError as exc:
+        raise CorpusError(f"cannot read the tiny-Shakespeare corpus at {path}: {exc.strerror or exc}") from None
     if found != expected:
         raise CorpusError(f"{path} is not the tiny-Shakespeare corpus: sha256 {found}, expected {expected}. "
                           "Refusing it: the vocabulary, split and batches depend on its exact bytes.")

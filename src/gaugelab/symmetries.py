@@ -284,6 +284,10 @@ def _lora_groups(model: nn.Module) -> list[Group]:
     return groups
 
 
+# Every candidate's name, in the order :func:`candidates` lists them (the audit's --symmetry).
+NAMES = ("qk", "qk+bias", "qk-rope", "vo", "vo+bias", "lora")
+
+
 def candidates(model: nn.Module) -> list[Candidate]:
     """Every symmetry the structure suggests, weight-only first; biases, RoPE and qk-norm are
     named as the reason a candidate may fail (:mod:`gaugelab.audit` measures it)."""

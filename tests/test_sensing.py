@@ -204,16 +204,19 @@ def test_no_early_stop_runs_every_step_and_tol_still_decides_the_status():
     assert full.curve_loss[: len(stopped.curve_loss) - 1] == stopped.curve_loss[:-1]
 
 
-def test_deal_cuts_by_seed_with_every_method_in_each_job():
+def test_deal_never_cuts_a_seed_and_interleaves_the_methods():
     from gaugelab import runner
 
     cells = [(method, lr, seed) for method in ("a", "b", "c") for lr in (1, 2) for seed in (7, 8, 9)]
-    pieces = runner.deal(cells, 2, seed=lambda c: c[2], method=lambda c: c[0])
-    assert sorted(c for p in pieces for c in p) == sorted(cells) and [len(p) for p in pieces] == [9, 9]
-    assert {c[2] for c in pieces[0]} == {7, 8} and {c[2] for c in pieces[1]} == {8, 9}
-    shared = [c for p in pieces for c in p if c[2] == 8]
-    assert {c[0] for c in shared[:3]} == {"a", "b", "c"}  # the seed cut in two: methods interleaved
-    assert [len(p) for p in runner.deal(cells, 4, seed=lambda c: c[2], method=lambda c: c[0])] == [5, 5, 4, 4]
+    deal = lambda shards, cells=cells: runner.deal(cells, shards, seed=lambda c: c[2], method=lambda c: c[0])
+    pieces = deal(2)
+    assert sorted(c for p in pieces for c in p) == sorted(cells)
+    assert [sorted({c[2] for c in p}) for p in pieces] == [[7, 8], [9]]  # whole seeds, the larger job first
+    assert [c[0] for c in pieces[1][:3]] == ["a", "b", "c"]  # each method's first cell, then the seconds
+    assert [[c[2] for c in p][:1] for p in deal(3)] == [[7], [8], [9]]
+    assert [len(p) for p in deal(4)] == [6, 6, 6, 0]  # more jobs than seeds: the rest empty
+    uneven = [c for c in cells if c[2] != 7 or c[1] == 1] + [("d", lr, 9) for lr in range(6)]  # 3, 6, 12 cells
+    assert [len(p) for p in deal(2, uneven)] == [9, 12] and [len(p) for p in deal(1, uneven)] == [21]
 
 
 SHARDED_RUN = """
@@ -221,9 +224,11 @@ import json, sys
 from gaugelab import config, runner
 shards, threads = map(int, sys.argv[1:])
 exp = {**config.load()["zoo"], "budget": 60, "check_every": 20}
-cells = [(method, seed, lr, 0.0) for method, grid in exp["grids"].items() for lr in grid[1:3] for seed in (42, 123)]
+cells = [(method, seed, lr, 0.0) for method, grid in exp["grids"].items() for lr in grid[1:3] for seed in (42, 123, 456)]
 out = {}
 for piece in runner.deal(cells, shards, seed=lambda c: c[1], method=lambda c: c[0]):
+    if not piece:
+        continue
     for cell, record in zip(piece, runner.run_batch("zoo", exp, piece, threads=threads)):
         record.pop("environment")
         out[repr(cell)] = json.dumps(record, sort_keys=True)
@@ -247,7 +252,7 @@ def test_records_do_not_depend_on_shards_or_threads():
         return json.loads(proc.stdout)
 
     reference = run(1, 1)
-    assert len(reference) == 36
+    assert len(reference) == 54
     for shards, threads in ((1, 2), (2, 1), (3, 1), (2, 2), (3, 2)):
         got = run(shards, threads)
         assert [c for c in reference if got[c] != reference[c]] == [], (shards, threads)

@@ -192,15 +192,16 @@ def dry_run_counts(workdir, *targets):
 
 def test_dry_run_job_counts_of_the_default_config(tmp_path):
     counts = dry_run_counts(tmp_path)
-    # the zoo's 108 runs dealt over `shards` (default 2) jobs, each one batch
-    assert counts["zoo_train_0"] == counts["zoo_train_1"] == 1 and "zoo_train_2" not in counts
+    # the zoo's 108 runs dealt over `shards` (default 3) jobs, one seed each, each one batch
+    assert counts["zoo_train_0"] == counts["zoo_train_1"] == counts["zoo_train_2"] == 1
+    assert "zoo_train_3" not in counts
     assert counts["table2"] == counts["figure1"] == counts["comparison"] == 1
     assert counts["dial_train"] == 3 and counts["dial_table"] == counts["dial_figure"] == 1
     zoo = dry_run_counts(tmp_path, "zoo")
-    assert zoo["sensing_sensitivity"] == 2  # the zoo's perturbed reruns, one job per shard
+    assert zoo["sensing_sensitivity"] == 3  # the zoo's perturbed reruns, one job per shard
     # and those of the cells the other published rows rest on: the 60x60 size, three init scales, the
-    # flow-limit cells, RMSProp's three decay-control arms and the dial, two shards each
-    assert counts["sensing_sensitivity"] == 2 * 10 and counts["report_pages"] == 1
+    # flow-limit cells, RMSProp's three decay-control arms and the dial, three shards each
+    assert counts["sensing_sensitivity"] == 3 * 10 and counts["report_pages"] == 1
     assert not [rule for rule in counts if rule.startswith("census")]  # the census is opt-in
     census = dry_run_counts(tmp_path, "census")
     assert census["census_library"] == 2 and census["census_table"] == 1  # torch, pytorch_optimizer

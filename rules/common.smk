@@ -366,3 +366,10 @@ def t9_unusable(wildcards):
 def t9_step1_checked(wildcards):
     provenance = gaugelab_suite64.step1_provenance(wildcards.model, T9_SETTINGS, T9_PAIRS)
     return checked(gaugelab_suite64.step1_path(wildcards.model), gaugelab_records.TWIN_BUNDLE_SCHEMA, provenance)
+
+
+def t9_step1_part_checked(wildcards):
+    pairs = T9_COPY1[(wildcards.optimizer, int(wildcards.init))]
+    provenance = gaugelab_suite64.step1_provenance(wildcards.model, T9_SETTINGS, pairs)
+    path = gaugelab_suite64.step1_part_path(wildcards.model, wildcards.optimizer, wildcards.init)
+    return checked(path, gaugelab_records.TWIN_BUNDLE_SCHEMA, provenance)

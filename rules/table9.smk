@@ -1,7 +1,8 @@
 # Table 9: the float64 twins at scale (attention.md §2, §4, §10.4, §11.3, §12.3).
 #
-# - table9_step1: steps 0 and 1 of every pair of one configuration, one CPU job per
-#   configuration (the discriminating signal; in the default target).
+# - table9_step1: steps 0 and 1 of the pairs of one configuration that share a copy 1, one CPU
+#   job each (the discriminating signal; in the default target); table9_step1_bundle: the
+#   configuration's parts as its one step-1 bundle.
 # - table9_full: the full-length pairs of one configuration, batched, tagged resources gpu=1
 #   (the `gpu` target).
 # - table9: the table from whatever records exist (step columns always, final columns where the
@@ -19,6 +20,16 @@ T9_SETTINGS = {k: T9[k] for k in ("dtype", "momentum", "lr", "lr_aux")}
 
 
 T9_FULL = gaugelab_suite64.full_run_paths(T9["configs"], T9_PAIRS)
+# The step-1 subset is one job per configuration and copy 1 (optimizer, init seed: the pairs that
+# share it, harness.by_base), so no job is long; their parts make the configuration's one bundle.
+T9_COPY1 = gaugelab_harness.by_base(T9_PAIRS)
+
+
+def t9_rows(pairs):
+    """Pairs as the rows a job's params carry (harness.Pair.from_row reads them back)."""
+    return [[p.optimizer, p.twin, p.init_seed, p.twin_seed, p.sigma] for p in pairs]
+
+
 # The char-LM's verified corpus, for the text configuration only.
 T9_CORPUS = lambda wildcards: [CORPUS] if wildcards.model == gaugelab_suite64.TEXT else []
 # Full-length records on disk are folded into Table 9 when they can be used (rules/common.smk:
@@ -28,27 +39,48 @@ T9_CORPUS = lambda wildcards: [CORPUS] if wildcards.model == gaugelab_suite64.TE
 rule table9_step1:
     input:
         corpus=T9_CORPUS,
-        set_aside=t9_step1_checked,
+        set_aside=t9_step1_part_checked,
     output:
-        gaugelab_suite64.step1_path("{model}"),
+        gaugelab_suite64.step1_part_path("{model}", "{optimizer}", "{init}"),
     log:
-        "logs/table9/step1/{model}.log",
+        "logs/table9/step1/{model}/{optimizer}_init{init}.log",
     benchmark:
-        "logs/benchmarks/table9/step1/{model}.tsv"
+        "logs/benchmarks/table9/step1/{model}/{optimizer}_init{init}.tsv"
     conda:
         "../envs/gaugelab.yaml"
     threads: 1
     resources:
         mem_mb=6000,
-        runtime=120,
+        runtime=60,
     params:
         settings=T9_SETTINGS,
-        pairs=T9["pairs"],
+        pairs=lambda w: t9_rows(T9_COPY1[(w.optimizer, int(w.init))]),
         device=T9["step1_device"],
     message:
-        f"Table 9, step-1 subset: steps 0 and 1 of every float64 pair of {{wildcards.model}}{took_each('table9_step1')}"
+        f"Table 9, step-1 subset: steps 0 and 1 of the float64 pairs of {{wildcards.model}} that share "
+        f"{{wildcards.optimizer}}'s copy 1 at init {{wildcards.init}}{took_each('table9_step1')}"
     script:
         "../scripts/table9_step1.py"
+
+
+rule table9_step1_bundle:
+    input:
+        parts=lambda w: [gaugelab_suite64.step1_part_path(w.model, *base) for base in T9_COPY1],
+        set_aside=t9_step1_checked,
+    output:
+        gaugelab_suite64.step1_path("{model}"),
+    log:
+        "logs/table9/step1/{model}.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    params:
+        settings=T9_SETTINGS,
+        pairs=t9_rows(T9_PAIRS),
+        parts=[t9_rows(pairs) for pairs in T9_COPY1.values()],
+    message:
+        "Table 9, step-1 subset of {wildcards.model}: its copy 1s' parts as one bundle"
+    script:
+        "../scripts/table9_step1_bundle.py"
 
 
 # One full-length job per configuration: its 18 pairs, each copy 1 once beside copy 2 of every pair
@@ -74,7 +106,7 @@ rule table9_full:
         runtime=360,
     params:
         settings=T9_SETTINGS,
-        pairs=[[p.optimizer, p.twin, p.init_seed, p.twin_seed, p.sigma] for p in T9_PAIRS],
+        pairs=t9_rows(T9_PAIRS),
         steps=lambda wildcards: T9["steps"][wildcards.model],
         device=T9["device"],
         max_copies=T9["max_copies"],

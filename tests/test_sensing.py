@@ -224,7 +224,8 @@ import json, sys
 from gaugelab import config, runner
 shards, threads = map(int, sys.argv[1:])
 exp = {**config.load()["zoo"], "budget": 60, "check_every": 20}
-cells = [(method, seed, lr, 0.0) for method, grid in exp["grids"].items() for lr in grid[1:3] for seed in (42, 123, 456)]
+cells = [(method, seed, lr, 0.0) for method, grid in exp["grids"].items() for lr in grid[1:3]
+         for seed in (42, 123, 456)]
 out = {}
 for piece in runner.deal(cells, shards, seed=lambda c: c[1], method=lambda c: c[0]):
     if not piece:

@@ -287,7 +287,36 @@ def test_default_target_runs_the_step1_subset_and_gpu_target_the_full_runs(tmp_p
     from test_workflow import dry_run_counts
 
     default = dry_run_counts(tmp_path)
-    assert default["table9_step1"] == 4 and default["table9"] == 1 and "table9_full" not in default
-    gpu = dry_run_counts(tmp_path, "gpu")
+    # the step-1 subset: one job per configuration and copy 1 (Adam at init 42 and 43, scalar-Adam,
+    # Muon, SGD), one bundle per configuration
+    assert default["table9_step1"] == 4 * 5 and default["table9_step1_bundle"] == 4
+    assert default["table9"] == 1 and "table9_full" not in default
+    gpu = dry_run_counts(tmp_path / "gpu", "gpu")
     assert gpu["table9_full"] == 4 and "table9_step1" not in gpu  # one job per configuration
     assert len(suite64.pairs_of(SETTINGS["pairs"])) == 18
+
+
+@pytest.mark.workflow
+def test_the_step1_bundle_from_its_copy_1_parts_is_the_whole_subsets(tmp_path):
+    """The workflow's step-1 jobs, one per copy 1, make the bundle that one process over every pair
+    of the configuration makes (suite64_step1.step1_subset), each record alike but for its timing."""
+    import subprocess
+
+    from test_workflow import SMOKE, SNAKEMAKE
+
+    model = "f64-mod47-L2d64h4"
+    t9 = load(SMOKE)["table9"]
+    settings = {k: t9[k] for k in ("dtype", "momentum", "lr", "lr_aux")}  # the rules' T9_SETTINGS
+    subprocess.run([*SNAKEMAKE, suite64.step1_path(model), "--directory", str(tmp_path), "--cores", "2",
+                    "--configfile", str(SMOKE)], check=True, capture_output=True)
+    parts = sorted(p.name for p in (tmp_path / "results/runs/table9_step1" / model).iterdir())
+    assert parts == ["adam_init42.json", "adam_init43.json", "muon_init42.json", "scalar_adam_init42.json",
+                     "sgd_init42.json"]
+    cfg, pairs = suite64.config(model), suite64.pairs_of(t9["pairs"])
+    runtime.set_threads(1)  # as the jobs run (threads: 1): native kernels may round by thread count
+    whole = suite64_step1.step1_subset(cfg, suite64.make_task(cfg), pairs, settings, log=lambda line: None)
+    suite64.write_bundle(tmp_path / "whole.json", whole, suite64.step1_provenance(model, settings, pairs))
+    untimed = lambda r: {k: v for k, v in r.items() if k not in ("wall_s", "digest")}
+    made, alone = (records.load(path) for path in (tmp_path / suite64.step1_path(model), tmp_path / "whole.json"))
+    assert made["provenance"] == alone["provenance"]
+    assert [untimed(r) for r in made["records"]] == [untimed(r) for r in alone["records"]]

@@ -315,6 +315,12 @@ def step1_path(model: str) -> str:
     return f"results/runs/table9_step1/{model}.json"
 
 
+def step1_part_path(model: str, optimizer: str, init: int | str) -> str:
+    """results/runs/table9_step1/<model>/<optimizer>_init<init>.json: the step-1 records of the
+    pairs of one configuration that share a copy 1, a part of its bundle."""
+    return f"results/runs/table9_step1/{model}/{optimizer}_init{init}.json"
+
+
 def full_run_paths(models: list[str], pairs: list[Pair]) -> list[str]:
     return [full_run_path(model, pair) for model in models for pair in pairs]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gaugelab import records
+from gaugelab import published, records
 
 pytestmark = pytest.mark.workflow
 
@@ -50,6 +50,13 @@ def test_twins_target_writes_every_output(twins_run):
     assert set(comparison["source"]) == {"Table 3", "Section 6", "Figure 2", "Figure 2 reference log", "Appendix D.5"}
     got = comparison.set_index(["row", "quantity"])["verdict"]
     assert got[("Adam identity", "max_drift")] == "exact"
+    # App. D.5's released log (attention.md §12.5): a row each that the smoke sets' D5 pairs give
+    logged = comparison[comparison["where"] == published.D5_LOG].set_index(["row", "quantity"])
+    assert set(logged.index) <= {(v.row, v.quantity) for v in published.D5_LOGGED}
+    for key in [("Adam gauge", "final_min"), ("Adam gauge", "final_max"), ("every twin", "acc_gap"),
+                ("Adam gauge", "acc_gap")]:
+        assert logged.loc[key, "verdict"] != "not run here" and pd.notna(logged.loc[key, "reproduced"]), key
+    assert not logged["reproduced"].isna().any()  # a value the records cannot give has no row (not run here)
 
 
 def test_twins_target_is_complete(twins_run):

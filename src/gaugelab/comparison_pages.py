@@ -20,7 +20,7 @@ _QUANTITY = {
     "ratio": "ratio", "ratio_1": "step-1 ratio", "ratio_t9": "ratio_T9", "floor_50": "max drift, s ≤ 50",
     "val_acc": "validation accuracy", "val_loss1": "val loss, copy 1", "val_loss2": "val loss, copy 2",
     "decades_1": "step-1 gap (decades)", "step1_min": "step-1 min", "step1_max": "step-1 max",
-    "final_min": "final min", "final_max": "final max",
+    "final_min": "final min", "final_max": "final max", "acc_gap": "accuracy gap",
 }
 
 

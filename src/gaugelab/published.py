@@ -310,8 +310,37 @@ D5: list[Value] = [
 ]
 
 
+# The values behind App. D.5 in the paper's released log, logs/attention_gauge_multiseed_cpu.txt
+# (attention.md §12.5: M3-M8), each held as its kind of value is: Adam's gauge finals are
+# structural (two digits); noise twins and the equivariant twins' finals are float-floor or chaotic
+# values (order of magnitude); Muon's chaos means are chaotic (order of magnitude); the accuracy
+# gaps are bounds.
+D5_LOG = "App. D.5, released log logs/attention_gauge_multiseed_cpu.txt (attention.md §12.5)"
+_CHAOTIC = "chaotic or past the float floor: order of magnitude only (attention.md §12.5)"
+D5_LOGGED: list[Value] = [
+    printed_value("Appendix D.5", "Adam gauge", "final_min", 0.69, "0.69", D5_LOG,                                # M3
+                  "structural: two digits as logged, one unit in the last"),
+    printed_value("Appendix D.5", "Adam gauge", "final_max", 0.80, "0.80", D5_LOG,
+                  "structural: two digits as logged, one unit in the last"),
+    Value("Appendix D.5", "Adam noise 1e-7", "drift_final", 1.4e-5, 1.0, "1.4e-5", "decades", D5_LOG, _CHAOTIC),  # M4
+    Value("Appendix D.5", "Adam noise 1e-5", "drift_final", 1.0e-3, 1.0, "1.0e-3", "decades", D5_LOG, _CHAOTIC),
+    Value("Appendix D.5", "Adam noise 1e-7", "drift_1", 2.9e-7, 1.0, "2.9e-7", "decades", D5_LOG, _FLOOR),        # M5
+    Value("Appendix D.5", "Adam noise 1e-5", "drift_1", 1.6e-5, 1.0, "1.6e-5", "decades", D5_LOG, _CHAOTIC),
+    Value("Appendix D.5", "SGD and scalar-Adam gauge", "final_max", 3.0e-4, 1.0, "3.0e-4", "decades", D5_LOG,    # M6
+          _CHAOTIC),
+    Value("Appendix D.5", "Muon gauge vs noise, init 42", "dec_from100", 0.04, 1.0, "0.04", "decades", D5_LOG,  # M7
+          _CHAOTIC),
+    Value("Appendix D.5", "Muon gauge vs noise, init 123", "dec_from100", 0.01, 1.0, "0.01", "decades", D5_LOG,
+          _CHAOTIC),
+    Value("Appendix D.5", "every twin", "acc_gap", 0.0045, 0.0045, "<= 0.0045", "at_most", D5_LOG,              # M8
+          "a bound, as logged: the largest final validation-accuracy gap between two copies"),
+    Value("Appendix D.5", "Adam gauge", "acc_gap", 0.0023, 0.0023, "<= 0.0023", "at_most", D5_LOG,
+          "a bound, as logged: the largest final validation-accuracy gap of Adam's gauge pairs"),
+]
+
+
 def twins() -> list[Value]:
-    return SECTION6 + TRAJECTORY + D5
+    return SECTION6 + TRAJECTORY + D5 + D5_LOGGED
 
 
 # --- Table 9: the float64 twins (attention.md §12.3) -------------------------------------------

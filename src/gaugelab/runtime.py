@@ -91,15 +91,6 @@ def apply_contract() -> None:
         os.environ.setdefault(key, value)
 
 
-def use(wanted: str) -> None:
-    """Ask for a numerics mode before the engine's first torch arithmetic (the workflow reads its
-    ``numerics`` key with this): every job and worker started from here inherits it."""
-    if wanted not in MODES:
-        raise NumericsError(f"numerics: {wanted!r}: use {NATIVE!r} (the default) or {PORTABLE!r}")
-    os.environ[MODE_VARIABLE] = wanted
-    apply_contract()
-
-
 def portable_unavailable() -> str | None:
     """Why this machine cannot hold the portable contract (None where it can): it needs an x86-64
     CPU with AVX2 and torch built with MKL, whose reproducibility branches the contract sets."""

@@ -251,6 +251,40 @@ def published_quantities(summary: pd.DataFrame, sets: dict[str, list[Pair]]) -> 
         if chaos:
             out[("Appendix D.5", "Muon gauge vs noise", "dec_from100")] = Found(
                 max(chaos), f"max over {len(chaos)} Muon init seeds, mean over s >= 100")
+        out.update(_d5_logged(d5, q))
+    return out
+
+
+def _d5_logged(d5: pd.DataFrame, q: pd.Series) -> dict[tuple, Found]:
+    """The values of App. D.5's released log (published.D5_LOGGED, attention.md §12.5) from the D5
+    set's records and its summary ``q`` (d5_summary's values by quantity)."""
+    out = {}
+    adam = d5[d5["optimizer"] == cards.ADAM]
+    gauge = adam[adam["twin"] == "gauge"]
+    if len(gauge):
+        for end, pick in (("final_min", "adam_gauge_final_min"), ("final_max", "adam_gauge_final_max")):
+            out[("Appendix D.5", "Adam gauge", end)] = Found(float(q[pick]), f"{len(gauge)} Adam gauge pairs, "
+                                                                             "final step")
+        out[("Appendix D.5", "Adam gauge", "acc_gap")] = Found(
+            float((gauge["acc1"] - gauge["acc2"]).abs().max()), f"max over {len(gauge)} Adam gauge pairs")
+    logged = {v.key for v in published.D5_LOGGED}
+    for _, n in adam[(adam["twin"] == "noise") & (adam["init_seed"] == 42)].iterrows():
+        for quantity, column, at in (("drift_final", "final_drift", "final step"), ("drift_1", "drift_1", "step 1")):
+            key = ("Appendix D.5", f"Adam noise {n['sigma']:g}", quantity)
+            if key in logged:
+                out[key] = Found(float(n[column]), f"{at}, init 42")
+    if "equivariant_gauge_final_max" in q.index and math.isfinite(q["equivariant_gauge_final_max"]):
+        out[("Appendix D.5", "SGD and scalar-Adam gauge", "final_max")] = Found(
+            float(q["equivariant_gauge_final_max"]), "max over the SGD and scalar-Adam gauge pairs, final step")
+    for init in (42, 123):
+        if math.isfinite(q.get(f"muon_chaos_mean_init{init}", math.nan)):  # NaN: no checkpoint at s >= 100
+            out[("Appendix D.5", f"Muon gauge vs noise, init {init}", "dec_from100")] = Found(
+                float(q[f"muon_chaos_mean_init{init}"]), "mean over s >= 100")
+    if len(d5) and "acc1" in d5:
+        worst = (d5["acc1"] - d5["acc2"]).abs()
+        out[("Appendix D.5", "every twin", "acc_gap")] = Found(
+            float(worst.max()), f"max over {len(d5)} D5 pairs ({d5.loc[worst.idxmax(), 'variant']} twin of "
+                                f"{d5.loc[worst.idxmax(), 'optimizer']})")
     return out
 
 

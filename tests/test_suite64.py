@@ -320,3 +320,10 @@ def test_the_step1_bundle_from_its_copy_1_parts_is_the_whole_subsets(tmp_path):
     made, alone = (records.load(path) for path in (tmp_path / suite64.step1_path(model), tmp_path / "whole.json"))
     assert made["provenance"] == alone["provenance"]
     assert [untimed(r) for r in made["records"]] == [untimed(r) for r in alone["records"]]
+    # the released summary's step-1 values of this configuration (attention.md §12.5), one row each
+    rows = table9.comparison(made["records"], [])
+    logged = rows[rows["where"] == published.T9_LOG]
+    expected = [v for v in published.TABLE9_LOGGED if v.row.startswith("2L/d64 ") and v.target == "default"]
+    assert sorted(logged["quantity"] + " " + logged["row"]) == sorted(f"{v.quantity} {v.row}" for v in expected)
+    assert len(expected) == 9 and logged["reproduced"].notna().all()
+

@@ -21,6 +21,8 @@ _QUANTITY = {
     "val_acc": "validation accuracy", "val_loss1": "val loss, copy 1", "val_loss2": "val loss, copy 2",
     "decades_1": "step-1 gap (decades)", "step1_min": "step-1 min", "step1_max": "step-1 max",
     "final_min": "final min", "final_max": "final max", "acc_gap": "accuracy gap",
+    "step1": "step 1", "final": "final", "per_head_max": "per-head QK max, final", "acc_final": "final accuracy",
+    "train_loss_final": "final train loss",
 }
 
 

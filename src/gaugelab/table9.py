@@ -180,7 +180,72 @@ def quantities(step1: list[dict], full: list[dict]) -> dict[tuple, compare.Found
         worst = max(max(abs(p[1]), abs(p[2])) for r in ident for p in r["curve"])
         found[("Table 9", "identity twins", "max_drift")] = Found(worst, f"{len(ident)} records, every checkpoint")
     found.update(_full_length(full))
+    found.update(_logged(step1, full))
     return found
+
+
+# The summary's rows (published.TABLE9_LOGGED) by the pairs they are read from: optimizer, twin and
+# sigma (None: every sigma).
+_LOGGED_ROWS = {"Adam gauge": (cards.ADAM, "gauge", None), "Adam noise 1e-7": (cards.ADAM, "noise", 1e-7),
+                "Adam noise 1e-5": (cards.ADAM, "noise", 1e-5), "Adam noise": (cards.ADAM, "noise", None),
+                "scalar-Adam gauge": (cards.SCALAR_ADAM, "gauge", None),
+                "scalar-Adam noise": (cards.SCALAR_ADAM, "noise", None),
+                "Muon gauge": (cards.MUON, "gauge", None), "Muon noise": (cards.MUON, "noise", None),
+                "SGD gauge": (cards.SGD, "gauge", None), "SGD noise": (cards.SGD, "noise", None),
+                "SGD": (cards.SGD, None, None)}
+
+
+def _logged(step1: list[dict], full: list[dict]) -> dict[tuple, compare.Found]:
+    """The released summary's values (published.TABLE9_LOGGED) that the records give: step-1
+    values from the step-1 subset, finals and per-head maxima from the full-length runs. A single
+    logged number over several pairs is read as the pair farthest from it."""
+    by_short = {short: name for name, short in SHORT.items()}
+    found = {}
+    for v in published.TABLE9_LOGGED:
+        short, label = v.row.split(" ", 1)
+        optimizer, twin, sigma = _LOGGED_ROWS[label]
+        source = step1 if v.quantity.startswith("step1") else full
+        recs = [r for r in source if r["config"] == by_short[short] and r["optimizer"] == optimizer
+                and twin in (None, r["twin"]) and (sigma is None or r["sigma"] == sigma)]
+        if not recs:
+            continue
+        what = v.quantity.rsplit("_", 1)[0] if v.quantity.endswith(("_min", "_max")) else v.quantity
+        values = [_logged_value(r, what) for r in recs]
+        values = [x for x in values if x == x]
+        if not values:
+            continue
+        if v.quantity.endswith("_min"):
+            value = min(values)
+        elif v.quantity.endswith("_max") and what != "per_head":
+            value = max(values)
+        else:
+            value = max(values, key=lambda x: _distance(v, x))
+        at = "step 1" if what == "step1" else "final step"
+        found[v.key] = compare.Found(value, f"{at}, {len(values)} record(s)")
+    return found
+
+
+def _logged_value(rec: dict, what: str) -> float:
+    if what == "step1":
+        return drift_at(rec, 1)
+    if what == "final":
+        return float(rec["curve"][-1][1])
+    if what == "per_head_max":
+        return max(rec["per_head_final"])
+    if what == "acc_final":
+        return max((rec["acc1"], rec["acc2"]), key=lambda a: abs(a - 1 / 97))
+    if what == "train_loss_final":
+        return max((rec["train_loss1"], rec["train_loss2"]), key=lambda x: abs(x - math.log(97)))
+    raise ValueError(f"no reading for {what!r}")
+
+
+def _distance(v: published.Value, x: float) -> float:
+    """How far ``x`` is from a published value, as its kind measures it."""
+    if v.kind == "decades":
+        return abs(math.log10(x / v.value)) if x > 0 and v.value > 0 else math.inf
+    if v.kind == "between":
+        return abs(x - (v.tolerance + v.upper) / 2)
+    return abs(x - v.value)
 
 
 def _full_length(full: list[dict]) -> dict[tuple, compare.Found]:

@@ -95,9 +95,15 @@ def test_schedule_control_table6_counts_and_comparison(tiny):
                                                          for r in ("rec-sel", "spd-sel")]
     assert (counts["total"] == 6).all()
     assert len(controls.deltas(table)) == 6
-    rows = compare.rows(published.SCHEDULE, sq.schedule(table))
+    rows = compare.rows(published.SCHEDULE + published.SCHEDULE_LOGGED, sq.schedule(table))
     assert set(rows["row"]) >= {"midpoint split (decay, rec-sel)", "rmsprop const", "rmsprop const-60k spd-sel",
                                 "gd decay-full vs const", "adam decay-full vs const"}
+    # the released log's rows (sensing.md §16): each rec-sel cell of the tiny grids' methods, the
+    # three other split counts with the methods they miss, RMSProp at lr 1e-4 where its grid has it
+    logged = rows[rows["where"] == published.SCHEDULE_LOG].set_index(["row", "quantity"])
+    assert {("gd const rec-sel", "rec"), ("adam decay-full rec-sel", "erank"),
+            ("midpoint split (const, spd-sel)", "count")} <= set(logged.index)
+    assert "misses: " in logged.loc[("midpoint split (const, rec-sel)", "count"), "at"]
     zoo = summary(arms, recs, "zoo")
     forms = controls.classification(zoo, table)
     assert len(forms) == 3 and forms.loc[1, "total"] == 6

@@ -191,12 +191,73 @@ SCHEDULE: list[Value] = [
 ]
 
 
+# The decay control's released log, logs/zoo_decay_control.txt (sensing.md §16): every rec-sel cell
+# of the three arms (rec / erank, mean over seeds; "floor": no lr interpolates, the rule fell back
+# to every finite lr), the four midpoint split counts and RMSProp at lr 1e-4 (App. D.7).
+SCHEDULE_LOG = "Table 6 / App. D.1, D.7, released log logs/zoo_decay_control.txt (sensing.md §16)"
+_TABLE6 = {  # method -> (rec, erank) in the arms const | decay | decay-full; None: not in the arm
+    cards.GD: ((0.1312, 4.51), (0.1312, 4.51), (0.1312, 4.51)),
+    cards.ADAM: ((0.5734, 14.37), (0.5734, 14.37), (0.5764, 14.38)),
+    cards.SCALAR_ADAM: ((0.2010, 5.43), (0.2010, 5.43), (0.2010, 5.43)),
+    cards.RMSPROP: ((0.3179, 5.55), (0.5266, 12.80), None),
+    cards.SIGNUM: ((0.0089, 3.07), (0.4454, 7.83), None),
+    cards.LION: ((0.4242, 10.58), (0.4248, 10.58), None),
+    cards.ADAFACTOR: ((0.5430, 10.72), (0.5430, 10.72), None),
+    cards.MUON: ((0.0084, 3.05), (0.0000, 2.95), (0.0000, 2.95)),
+    cards.SHAMPOO: ((0.2856, 6.95), (0.2856, 6.95), (0.2856, 6.95)),
+}
+TABLE6_FLOORS = {(cards.RMSPROP, "const"), (cards.SIGNUM, "const"), (cards.LION, "const"), (cards.MUON, "const")}
+SCHEDULE_LOGGED: list[Value] = []
+for _method, _arms in _TABLE6.items():
+    for _mode, _cell in zip(("const", "decay", "decay-full"), _arms):
+        if _cell is None:
+            continue
+        _floor = (_method, _mode) in TABLE6_FLOORS
+        _why = ("a floor (no lr interpolates): printed precision (one unit in the last digit)" if _floor
+                else "printed precision (one unit in the last digit)")
+        SCHEDULE_LOGGED += [
+            printed_value("Table 6", f"{_method} {_mode} rec-sel", "rec", _cell[0],
+                          f"{_cell[0]:.4f}" + (" (floor)" if _floor else ""), SCHEDULE_LOG, _why),
+            printed_value("Table 6", f"{_method} {_mode} rec-sel", "erank", _cell[1], f"{_cell[1]:.2f}", SCHEDULE_LOG,
+                          _why)]
+# The midpoint split counts (threshold: midpoint of the selected GD and Adam recoveries) and the
+# methods each misses; decay rec-sel (9/9) is the text's own row (SCHEDULE above).
+TABLE6_SPLITS = {("const", "rec-sel"): (7, "rmsprop, signum"), ("const", "spd-sel"): (8, "muon"),
+                 ("decay", "spd-sel"): (8, "muon")}
+SCHEDULE_LOGGED += [count("Table 6", f"midpoint split ({_mode}, {_rule})", "count", _n,
+                          f"{_n}/9 (misses: {_misses})", SCHEDULE_LOG)
+                    for (_mode, _rule), (_n, _misses) in TABLE6_SPLITS.items()]
+# App. D.7: RMSProp at lr 1e-4 in each arm; "0.527 either way" is each of these to 3 decimals.
+for _row, _rec, _erank, _train in (("rmsprop const lr 1e-4", 0.5270, 12.81, "2.9e-4"),
+                                   ("rmsprop const-60k lr 1e-4", 0.5277, 12.83, "2.8e-4"),
+                                   ("rmsprop decay lr 1e-4", 0.5266, 12.80, "6.0e-8")):
+    SCHEDULE_LOGGED += [
+        printed_value("App. D.7", _row, "rec", _rec, f"{_rec:.4f}", SCHEDULE_LOG),
+        printed_value("App. D.7", _row, "erank", _erank, f"{_erank:.2f}", SCHEDULE_LOG),
+        printed_value("App. D.7", _row, "train", float(_train), _train, SCHEDULE_LOG) if float(_train) > 1e-7 else
+        Value("App. D.7", _row, "train", float(_train), 1.0, _train, "decades", SCHEDULE_LOG,
+              "below the interpolation bar: order of magnitude only"),
+    ]
+
+# The 60x60 size's released log, logs/zoo_size_check.txt (sensing.md §16): S2's rows to 4 decimals.
+SIZE_LOG = "Section 5 60x60, released log logs/zoo_size_check.txt (sensing.md §16)"
+SECOND_SIZE_LOGGED: list[Value] = []
+for _method, _lr, _rec, _erank in ((cards.GD, 0.01, 0.0770, 6.50), (cards.ADAM, 1e-3, 0.4651, 19.72),
+                                   (cards.MUON, 0.3, 0.0000, 4.84)):
+    SECOND_SIZE_LOGGED += [
+        count("Section 5 60x60 log", _method, "lr", _lr, f"{_lr:g}", SIZE_LOG,
+              "the selected grid point: must be equal"),
+        printed_value("Section 5 60x60 log", _method, "rec", _rec, f"{_rec:.4f}", SIZE_LOG),
+        printed_value("Section 5 60x60 log", _method, "erank", _erank, f"{_erank:.2f}", SIZE_LOG),
+    ]
+
+
 def table2() -> list[Value]:
     return TABLE2 + TABLE2_SPLIT
 
 
 def controls() -> list[Value]:
-    return NUCLEAR + SECOND_SIZE + INIT_SCALE + LR_SENSITIVITY + SCHEDULE
+    return NUCLEAR + SECOND_SIZE + SECOND_SIZE_LOGGED + INIT_SCALE + LR_SENSITIVITY + SCHEDULE + SCHEDULE_LOGGED
 
 
 # --- Section 7: the dial, arm A (per-p tuned envelope) and arm B (fixed lr); rows: dial.label() ---
@@ -500,7 +561,8 @@ def every() -> list[Value]:
 
 
 SECTIONS = {  # source -> the paper section it belongs to, for the report's grouping
-    "Table 2": "Section 5", "Section 5 60x60": "Section 5", "App. D.4": "Section 5", "App. D.2": "Section 5",
+    "Table 2": "Section 5", "Section 5 60x60": "Section 5", "Section 5 60x60 log": "Section 5",
+    "App. D.4": "Section 5", "App. D.2": "Section 5",
     "Table 6": "Section 5", "App. D.7": "Section 5",
     "Table 3": "Section 6", "Section 6": "Section 6", "Figure 2": "Section 6", "Figure 2 reference log": "Section 6",
     "Appendix D.5": "Section 6", "Table 9": "Section 6",

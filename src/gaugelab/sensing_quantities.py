@@ -131,6 +131,12 @@ def second_size(summary: pd.DataFrame, tol: float, sens: pd.DataFrame | None = N
             r = chosen.loc[v.row]
             note = "" if r["train"] < tol else "selected row did not interpolate"
             found[v.key] = Found(float(r["rec"]), f"lr {r['lr']:g} (S2)", _sens(sens, v.row, r["lr"]), note)
+    for v in published.SECOND_SIZE_LOGGED:  # the released log's rows, to 4 decimals and the lr
+        if v.row in chosen.index:
+            r = chosen.loc[v.row]
+            at = "selected (S2)" if v.quantity == "lr" else f"lr {r['lr']:g} (S2)"
+            s = math.nan if v.quantity == "lr" else _sens(sens, v.row, r["lr"], v.quantity)
+            found[v.key] = Found(float(r[v.quantity]), at, s)
     return found
 
 
@@ -226,6 +232,41 @@ def schedule(table: pd.DataFrame, sens: dict[str, pd.DataFrame] | None = None) -
                 note = "floor: the selected row did not interpolate" if r["floor"] else ""
                 found[v.key] = Found(float(r["rec"]), f"lr {r['lr']:g}",
                                      _sens(sens.get(mode), cards.RMSPROP, r["lr"]), note)
+    found.update(_schedule_logged(table, chosen, sens))
+    return found
+
+
+def _schedule_logged(table: pd.DataFrame, chosen, sens: dict[str, pd.DataFrame]) -> dict:
+    """The decay control's released-log rows (published.SCHEDULE_LOGGED): every rec-sel cell, the
+    midpoint counts with the methods that miss, RMSProp at lr 1e-4 in each arm."""
+    found = {}
+    for v in published.SCHEDULE_LOGGED:
+        if v.source == "Table 6" and v.quantity == "count":
+            mode, rule = v.row.removeprefix("midpoint split (").removesuffix(")").split(", ")
+            rows = chosen(mode, rule)
+            split = select.midpoint_split(rows)
+            if split["total"]:
+                misses = [m for m, rec in rows.set_index("method")["rec"].items() if math.isfinite(rec)
+                          and (rec < split["threshold"]) != (select.klass(m) == "eq")]
+                found[v.key] = Found(split["correct"], f"of {split['total']}, mid {split['threshold']:.4f}; misses: "
+                                     + (", ".join(misses) or "none"))
+        elif v.source == "Table 6":
+            method, mode, rule = v.row.split()
+            hit = chosen(mode, rule)
+            hit = hit[hit["method"] == method]
+            if len(hit):
+                r = hit.iloc[0]
+                note = "floor: the selected row did not interpolate" if r["floor"] else ""
+                found[v.key] = Found(float(r[v.quantity]), f"lr {r['lr']:g}",
+                                     _sens(sens.get(mode), method, r["lr"], v.quantity), note)
+        else:  # App. D.7: RMSProp at lr 1e-4, read whatever the selection chose
+            mode = v.row.split()[1]
+            cells = table[(table["mode"] == mode) & (table["rule"] == "rec-sel") & (table["method"] == cards.RMSPROP)
+                          & (table["lr"] == 1e-4)]
+            if len(cells):
+                r = cells.iloc[0]
+                s = _sens(sens.get(mode), cards.RMSPROP, 1e-4, v.quantity) if v.quantity != "train" else math.nan
+                found[v.key] = Found(float(r[v.quantity]), "lr 1e-4", s)
     return found
 
 

@@ -460,9 +460,9 @@ TABLE9: list[Value] = [
 # drift and the largest per-head QK drift at the end ("lo hi" a range over the pairs, one number
 # where the pairs agree). Step-1 values are reproducible on any device (§12.3): Adam's and every
 # noise twin's are held to two digits, the equivariant gauge twins' are float floors (order of
-# magnitude). Finals and
-# per-head maxima need the full-length runs (`snakemake gpu`); Adam's gauge finals are structural,
-# every other final chaotic or a float floor (order of magnitude; an exact 0 is a bound).
+# magnitude). Finals and per-head maxima need the full-length runs (`snakemake gpu`); Adam's gauge
+# finals are structural, every other final chaotic or a float floor (order of magnitude; an exact 0
+# is a bound).
 T9_LOG = "Table 9, released results summary experiments/nibi_results/SUMMARY.md (attention.md §12.5)"
 _T9_SUMMARY = """
 2L/d64  | Adam gauge        | -               | 0.69 0.78          | 0.65

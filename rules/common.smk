@@ -13,7 +13,7 @@ sys.path.insert(0, str(REPO / "src"))
 # Exported before the engine is imported (`import gaugelab` sets the portable contract's variables
 # where it is asked for), so this process and every job it starts run under it.
 if config.get("numerics") is not None:
-    os.environ["GAUGELAB_NUMERICS"] = str(config["numerics"])
+    os.environ.update(GAUGELAB_NUMERICS=str(config["numerics"]))
 
 from gaugelab import config as gaugelab_config
 from gaugelab import corpus as gaugelab_corpus
@@ -113,9 +113,12 @@ def experiment_runs(experiment):
 
 
 # A sensing experiment's runs are dealt over SHARDS training jobs, seed by seed (runner.deal), and
-# its sensitivity reruns likewise. Records do not depend on the grouping (sensing.Layout): it is a
-# speed choice.
+# its sensitivity reruns likewise: a speed choice. Under the portable numerics records do not
+# depend on the grouping (sensing.Layout); under the native ones a run's last bits may.
 SHARDS = config["shards"]
+# Every seed has as many reruns as any other, and a job holds whole seeds: no more rerun jobs than
+# seeds (a third job of two seeds would rerun nothing).
+SENSITIVITY_SHARDS = min(SHARDS, len(config["seeds"]))
 
 
 def experiment_cells(experiment):
@@ -134,7 +137,7 @@ def shard_cells(experiment, shard):
 
 
 def sensitivity_bundles(experiment):
-    return [f"results/runs/{experiment}/sensitivity_shard{shard}.json" for shard in range(SHARDS)]
+    return [f"results/runs/{experiment}/sensitivity_shard{shard}.json" for shard in range(SENSITIVITY_SHARDS)]
 
 
 # Experiments with sensitivity reruns (gaugelab.sensing_quantities.rerun_cells): the zoo, the

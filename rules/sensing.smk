@@ -74,7 +74,7 @@ rule sensing_sensitivity:
                     w.experiment,
                     rerun_settings(w.experiment),
                     int(w.shard),
-                    SHARDS,
+                    SENSITIVITY_SHARDS,
                     config["seeds"],
                     config["sensitivity"]["perturbations"],
                     config["dtype"],
@@ -98,7 +98,7 @@ rule sensing_sensitivity:
         runtime=60,
     params:
         shard=lambda w: int(w.shard),
-        shards=SHARDS,
+        shards=SENSITIVITY_SHARDS,
         seeds=config["seeds"],
         settings=lambda w: rerun_settings(w.experiment),
         perturbations=config["sensitivity"]["perturbations"],

@@ -25,11 +25,6 @@ T9_FULL = gaugelab_suite64.full_run_paths(T9["configs"], T9_PAIRS)
 T9_COPY1 = gaugelab_harness.by_base(T9_PAIRS)
 
 
-def t9_rows(pairs):
-    """Pairs as the rows a job's params carry (harness.Pair.from_row reads them back)."""
-    return [[p.optimizer, p.twin, p.init_seed, p.twin_seed, p.sigma] for p in pairs]
-
-
 # The char-LM's verified corpus, for the text configuration only.
 T9_CORPUS = lambda wildcards: [CORPUS] if wildcards.model == gaugelab_suite64.TEXT else []
 # Full-length records on disk are folded into Table 9 when they can be used (rules/common.smk:
@@ -54,7 +49,7 @@ rule table9_step1:
         runtime=60,
     params:
         settings=T9_SETTINGS,
-        pairs=lambda w: t9_rows(T9_COPY1[(w.optimizer, int(w.init))]),
+        pairs=lambda w: [p.row for p in T9_COPY1[(w.optimizer, int(w.init))]],
         device=T9["step1_device"],
     message:
         f"Table 9, step-1 subset: steps 0 and 1 of the float64 pairs of {{wildcards.model}} that share "
@@ -75,8 +70,8 @@ rule table9_step1_bundle:
         "../envs/gaugelab.yaml"
     params:
         settings=T9_SETTINGS,
-        pairs=t9_rows(T9_PAIRS),
-        parts=[t9_rows(pairs) for pairs in T9_COPY1.values()],
+        pairs=[p.row for p in T9_PAIRS],
+        parts=[[p.row for p in pairs] for pairs in T9_COPY1.values()],
     message:
         "Table 9, step-1 subset of {wildcards.model}: its copy 1s' parts as one bundle"
     script:
@@ -106,7 +101,7 @@ rule table9_full:
         runtime=360,
     params:
         settings=T9_SETTINGS,
-        pairs=t9_rows(T9_PAIRS),
+        pairs=[p.row for p in T9_PAIRS],
         steps=lambda wildcards: T9["steps"][wildcards.model],
         device=T9["device"],
         max_copies=T9["max_copies"],

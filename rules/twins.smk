@@ -42,7 +42,7 @@ for (optimizer, init), pairs in TWIN_BASES.items():
             runtime=60,
         params:
             settings=TWIN_SETTINGS,
-            pairs=[[p.optimizer, p.twin, p.init_seed, p.twin_seed, p.sigma] for p in pairs],
+            pairs=[p.row for p in pairs],
         message:
             f"Section 6 twins: the {optimizer} copy of init {init} and its {len(pairs)} twin(s){took('twins_run', f'{optimizer}_init{init}')}"
         script:

@@ -1,5 +1,5 @@
 """App. D.2 figure: recovery against learning rate per method, flow-limit points ringed, the
-paper's flow-limit rows (published.py, App. D.2) as markers."""
+paper's flow-limit rows (gaugelab.published, App. D.2) as markers."""
 import sys
 from pathlib import Path
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from gaugelab import records
+from gaugelab import records, runtime
 
 pytestmark = pytest.mark.workflow
 
@@ -70,6 +70,9 @@ def short_run_at_full_path(path):
     records.write_json(path, {k: v for k, v in member.items() if k != "set"})
 
 
+# The numerics mode the workflow under test does not run in (its records name the other).
+OTHER_NUMERICS = next(m for m in runtime.RECORDED.values() if m != runtime.recorded_mode())
+
 # (id, file under the run, how it is corrupted, words the set-aside message must contain)
 PROBES = [
     ("run-cut-short", f"{ZOO}/adam/lr0.01/seed42.json", truncate, "not valid JSON"),
@@ -79,8 +82,8 @@ PROBES = [
      lambda p: shutil.copyfile(p.parents[1] / "lr0.01" / "seed123.json", p), "provenance.what.lr is 0.01"),
     ("run-other-settings", f"{ZOO}/gd/lr0.03/seed42.json", restamp(settings="sha256:" + "0" * 64),
      "other settings"),
-    ("run-other-numerics", f"{ZOO}/muon/lr0.03/seed123.json", restamp(numerics="native"),
-     "numerics mode 'native'"),
+    ("run-other-numerics", f"{ZOO}/muon/lr0.03/seed123.json", restamp(numerics=OTHER_NUMERICS),
+     f"numerics mode {OTHER_NUMERICS!r}"),
     ("run-old-schema", "results/runs/dial/p1/lr0.01/seed42.json", edit_value("schema", "gaugelab.run/1"),
      "not a gaugelab record kind"),
     ("run-empty", "results/runs/dial/rms_p0/lr0.01/seed42.json", write(""), "not valid JSON"),

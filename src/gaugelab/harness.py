@@ -76,6 +76,11 @@ class Pair:
         return cls(optimizer, twin, int(init), int(seed), float(sigma))
 
     @property
+    def row(self) -> list:
+        """The pair as a rule's params row (from_row reads it back): plain values Snakemake can hash."""
+        return [self.optimizer, self.twin, self.init_seed, self.twin_seed, self.sigma]
+
+    @property
     def variant(self) -> str:
         """The twin with its scale: ``gauge``, ``identity``, ``noise1e-07`` (a path component)."""
         return f"noise{self.sigma:g}" if self.twin == "noise" else self.twin

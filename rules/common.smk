@@ -136,8 +136,21 @@ def shard_cells(experiment, shard):
     return gaugelab_runner.deal(own_cells(experiment), SHARDS, seed=lambda c: c[2], method=lambda c: c[0])[shard]
 
 
-def sensitivity_bundles(experiment):
+def rerun_shards(experiment):
+    """The bundles of an experiment's first perturbed reruns, one per sensitivity job."""
     return [f"results/runs/{experiment}/sensitivity_shard{shard}.json" for shard in range(SENSITIVITY_SHARDS)]
+
+
+def ensemble_perturbations():
+    """The perturbations of the chaotic cells' ensemble beyond the first reruns'."""
+    sens = config["sensitivity"]
+    return gaugelab_sq.ensemble_perturbations(sens["perturbations"], sens["ensemble"])
+
+
+def sensitivity_bundles(experiment):
+    """Every perturbed rerun of an experiment: the first ones and the chaotic cells' ensemble."""
+    ensemble = [f"results/runs/{experiment}/sensitivity_ensemble.json"] if config["sensitivity"]["ensemble"] > 1 else []
+    return rerun_shards(experiment) + ensemble
 
 
 # Experiments with sensitivity reruns (gaugelab.sensing_quantities.rerun_cells): the zoo, the

@@ -70,7 +70,7 @@ rule sensing_sensitivity:
             f"results/runs/{w.experiment}/sensitivity_shard{w.shard}.json",
             gaugelab_records.BUNDLE_SCHEMA,
             gaugelab_records.provenance(
-                *gaugelab_runner.bundle_identity(
+                *gaugelab_sq.bundle_identity(
                     w.experiment,
                     rerun_settings(w.experiment),
                     int(w.shard),
@@ -108,3 +108,51 @@ rule sensing_sensitivity:
         f"{{wildcards.experiment}}: perturbed reruns of the cells the comparison rests on, shard {{wildcards.shard}}{took('sensing_sensitivity', bound='up to')}"
     script:
         "../scripts/sensing_sensitivity.py"
+
+
+rule sensing_ensemble:
+    input:
+        runs=lambda w: rerun_runs(w.experiment),
+        first=lambda w: rerun_shards(w.experiment),
+        set_aside=lambda w: checked(
+            f"results/runs/{w.experiment}/sensitivity_ensemble.json",
+            gaugelab_records.BUNDLE_SCHEMA,
+            gaugelab_records.provenance(
+                *gaugelab_sq.bundle_identity(
+                    w.experiment,
+                    rerun_settings(w.experiment),
+                    0,
+                    1,
+                    config["seeds"],
+                    ensemble_perturbations(),
+                    config["dtype"],
+                    config["sensitivity"]["chaotic"],
+                )
+            ),
+        ),
+    output:
+        "results/runs/{experiment}/sensitivity_ensemble.json",
+    log:
+        "logs/{experiment}/sensitivity_ensemble.log",
+    benchmark:
+        "logs/benchmarks/{experiment}/sensitivity_ensemble.tsv"
+    wildcard_constraints:
+        experiment="|".join(RERUN_EXPERIMENTS),
+    priority: 20
+    conda:
+        "../envs/gaugelab.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    params:
+        seeds=config["seeds"],
+        settings=lambda w: rerun_settings(w.experiment),
+        perturbations=ensemble_perturbations(),
+        chaotic=config["sensitivity"]["chaotic"],
+        dtype=config["dtype"],
+        device=config["device"],
+    message:
+        f"{{wildcards.experiment}}: the chaotic cells' ensemble of perturbed reruns{took('sensing_ensemble', bound='up to')}"
+    script:
+        "../scripts/sensing_ensemble.py"

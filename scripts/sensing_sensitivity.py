@@ -18,6 +18,6 @@ cells = runner.deal(cells, p.shards, seed=lambda c: c[1], method=lambda c: c[0])
 rules = dial.variants(p.settings["ps"], p.settings["conventions"]) if w.experiment == "dial" else None
 recs = runner.run_batch(w.experiment, p.settings, cells, rules=rules, dtype=p.dtype, device=p.device,
                         threads=snakemake.threads) if cells else []
-records.write_bundle(snakemake.output[0], recs, *runner.bundle_identity(w.experiment, p.settings, p.shard, p.shards,
+records.write_bundle(snakemake.output[0], recs, *sq.bundle_identity(w.experiment, p.settings, p.shard, p.shards,
                                                                       p.seeds, p.perturbations, p.dtype))
 print(f"{len(recs)} perturbed runs: " + ", ".join(f"{r['method']} lr {r['lr']:g} rec {r['rec']:.4f}" for r in recs))

@@ -109,3 +109,57 @@ def test_a_near_tie_selection_is_compared_at_the_published_lr_counts_included():
     assert rows.loc[("rmsprop", "lr"), "verdict"] == compare.DIFFERS
     rank = rows.loc[("rank split", "count")]
     assert (rank["reproduced"], rank["verdict"], rank["note"]) == (7, compare.DIFFERS, "")
+
+
+def _signum_runs(base: list[float], perturbed: list[list[float]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 2 with signum's cell at ``base`` (rec per seed) and rerun under each perturbation of
+    ``perturbed`` (one rec per seed each); every other method at its published values."""
+    summary, _ = _table2_cells({"score": 1.0, "rec": 1.0, "erank": 1.0})
+    summary = summary[summary["lr"] != 0.01].assign(selected=True)
+    lr = published.lookup("Table 2", "signum", "lr").value
+    summary.loc[summary["method"] == "signum", "rec"] = sum(base) / len(base)
+    runs = []
+    for k, recs in enumerate([base, *perturbed]):
+        for seed, rec in zip((42, 123, 456), recs):
+            runs.append({"method": "signum", "lr": lr, "seed": seed, "perturbation": k * 1e-7, "rec": rec,
+                         "erank": published.lookup("Table 2", "signum", "erank").value})
+    return summary, pd.DataFrame(runs)
+
+
+def _signum_rec_row(summary, runs):
+    return compare.rows(published.table2(), sq.table2(summary, runs)).set_index(["row", "quantity"]).loc[
+        ("signum", "rec")]
+
+
+def test_a_chaotic_cells_verdict_reads_its_ensemble_not_its_single_rerun():
+    pub = published.lookup("Table 2", "signum", "rec").value  # 0.4454
+    base = [0.48, 0.47, 0.48]  # seed mean 0.4767: 0.031 off the published value
+    # One rerun that barely moves (0.001) says "differs"; the ensemble spreads seed means from 0.44
+    # to 0.48, so the published value lies inside its range: within measured sensitivity.
+    one = [[0.481, 0.471, 0.481]]
+    assert _signum_rec_row(*_signum_runs(base, one))["verdict"] == compare.DIFFERS
+    ensemble = one + [[0.44, 0.45, 0.44], [0.46, 0.45, 0.47], [0.43, 0.45, 0.45]]
+    row = _signum_rec_row(*_signum_runs(base, ensemble))
+    assert row["verdict"] == compare.WITHIN
+    assert "ensemble of 5 seed means" in row["note"] and "inside its range" in row["note"]
+    # One rerun that moves a seed by 0.05 says "within"; an ensemble whose seed means all sit near
+    # 0.477 (sd ~0.002) puts the published value 15 sd off: differs.
+    wide = [[0.53, 0.47, 0.48]]
+    assert _signum_rec_row(*_signum_runs(base, wide))["verdict"] == compare.WITHIN
+    tight = [[0.48, 0.475, 0.48], [0.479, 0.47, 0.48], [0.478, 0.474, 0.479]]
+    row = _signum_rec_row(*_signum_runs(base, tight))
+    assert row["verdict"] == compare.DIFFERS and "is outside it" in row["note"]
+    assert pub < 0.47
+
+
+def test_the_ensemble_is_the_seed_mean_unperturbed_and_under_each_perturbation_every_seed_has():
+    _, runs = _signum_runs([0.3, 0.6, 0.9], [[0.3, 0.6, 0.6], [0.9, 0.9, 0.9]])
+    sens = sq.sensitivity(runs).iloc[0]
+    assert sens["ens_rec"] == pytest.approx((0.6, 0.5, 0.9))
+    assert sens["sens_rec"] == pytest.approx(0.6)
+    # a perturbation one seed lacks is no draw of the seed mean; a single full one is no ensemble
+    partial = runs[~((runs["perturbation"] == 2e-7) & (runs["seed"] == 456))]
+    assert sq.sensitivity(partial).iloc[0]["ens_rec"] == ()
+    assert sq.chaotic_cells(runs, [("signum", 3e-3), ("gd", 0.01)], above=1e-4) == [("signum", 3e-3)]
+    assert sq.ensemble_perturbations([1e-7], 4) == pytest.approx([2e-7, 3e-7, 4e-7])
+    assert sq.ensemble_perturbations([1e-7, 2e-7], 3) == pytest.approx([3e-7])

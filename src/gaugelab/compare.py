@@ -9,7 +9,10 @@ it was not run here and which target makes it. Verdicts:
 - ``within bound``: a bound or order-of-magnitude claim that holds (never called exact);
 - ``within measured sensitivity``: further off than the printed precision, but by no more than the
   tolerance plus how far the same cell moves when its initial factors are perturbed by ~1e-7
-  (measured by this workflow's sensitivity reruns);
+  (measured by this workflow's sensitivity reruns); for a chaotic cell, whose one rerun says
+  little, the published value inside the range of its ensemble (the seed mean unperturbed and
+  under each of K perturbations) widened by the tolerance, or within ENSEMBLE_SDS standard
+  deviations of the ensemble's mean (:func:`ensemble_verdict`);
 - ``differs``: anything else;
 - ``not run here``: the records it needs are not part of this run (the note names the target).
 """
@@ -33,25 +36,54 @@ COLUMNS = ["section", "source", "row", "quantity", "published", "published_value
 @dataclass(frozen=True)
 class Found:
     """A published value's reproduced counterpart: its value, where it was read, the measured
-    sensitivity of the cell it comes from (NaN: not measured) and a note. ``verdict`` is set only
-    by a selection that decides it itself (Table 2's near-tie rule for a learning rate)."""
+    sensitivity of the cell it comes from (NaN: not measured), its ensemble where the cell is
+    chaotic (sensing_quantities.sensitivity: seed means, the unperturbed one first) and a note.
+    ``verdict`` is set only by a selection that decides it itself (Table 2's near-tie rule for a
+    learning rate)."""
     value: float
     at: str
     sensitivity: float = math.nan
     note: str = ""
     verdict: str | None = None
+    ensemble: tuple[float, ...] = ()
 
 
-def verdict(published_value: float, reproduced: float, tolerance: float, sens: float) -> str:
-    """A printed number: exact, within measured sensitivity, or differs."""
+ENSEMBLE_SDS = 2.0  # how many of the ensemble's standard deviations a published value may lie off its mean
+
+
+def verdict(published_value: float, reproduced: float, tolerance: float, sens: float,
+            ensemble: tuple[float, ...] = ()) -> str:
+    """A printed number: exact, within measured sensitivity, or differs; a chaotic cell's (one with
+    an ensemble) is read against its ensemble, not its single rerun."""
     if not math.isfinite(reproduced):
         return DIFFERS
     diff = abs(reproduced - published_value)
     if diff <= tolerance * (1 + 1e-9) or (tolerance == 0 and math.isclose(reproduced, published_value, rel_tol=1e-12)):
         return EXACT
+    if ensemble:
+        return WITHIN if ensemble_position(published_value, tolerance, ensemble)[0] else DIFFERS
     if math.isfinite(sens) and diff <= tolerance + sens:
         return WITHIN
     return DIFFERS
+
+
+def ensemble_position(published_value: float, tolerance: float, ensemble: tuple[float, ...]) -> tuple[bool, str]:
+    """Whether a published value falls in a chaotic cell's ensemble, and where, in words: inside
+    its range (widened by the tolerance), within ENSEMBLE_SDS standard deviations of its mean, or
+    outside."""
+    draws = [x for x in ensemble if math.isfinite(x)]
+    if len(draws) < 2:
+        return False, f"ensemble of {len(ensemble)}: too few finite seed means to judge"
+    lo, hi, mean = min(draws), max(draws), sum(draws) / len(draws)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in draws) / (len(draws) - 1))
+    z = abs(published_value - mean) / sd if sd > 0 else math.inf
+    shape = (f"ensemble of {len(ensemble)} seed means (unperturbed and {len(ensemble) - 1} perturbations): "
+             f"range {lo:.4g} to {hi:.4g}, mean {mean:.4g}, sd {sd:.2g}; the published value ")
+    if lo - tolerance <= published_value <= hi + tolerance:
+        return True, shape + "is inside its range"
+    if z <= ENSEMBLE_SDS:
+        return True, shape + f"is {z:.1f} sd from its mean"
+    return False, shape + f"is outside it, {z:.1f} sd from its mean"
 
 
 def bound_holds(v: published.Value, reproduced: float) -> bool:
@@ -66,11 +98,11 @@ def bound_holds(v: published.Value, reproduced: float) -> bool:
     raise ValueError(f"{v.key}: kind {v.kind!r} is not a bound")
 
 
-def judge(v: published.Value, reproduced: float, sens: float = math.nan) -> str:
+def judge(v: published.Value, reproduced: float, sens: float = math.nan, ensemble: tuple[float, ...] = ()) -> str:
     """The verdict of one value, read by its kind (published.Value.kind): a bound is never exact."""
     if v.is_bound:
         return BOUND if bound_holds(v, reproduced) else DIFFERS
-    return verdict(v.value, reproduced, v.tolerance, sens)
+    return verdict(v.value, reproduced, v.tolerance, sens, ensemble)
 
 
 REQUIREMENT = {"decades": "within {t:g} decade(s)", "at_least": ">= {t:g}", "at_most": "<= {t:g}",
@@ -95,8 +127,11 @@ def row(v: published.Value, found: Found | None) -> dict:
         return {**base, "reproduced": math.nan, "at": "", "abs_diff": math.nan, "sensitivity": math.nan,
                 "verdict": NOT_RUN, "note": f"needs {target}"}
     diff = abs(found.value - v.value) if math.isfinite(found.value) else math.nan
+    note = found.note
+    if found.ensemble and not v.is_bound:
+        note = "; ".join(n for n in (note, ensemble_position(v.value, v.tolerance, found.ensemble)[1]) if n)
     return {**base, "reproduced": found.value, "at": found.at, "abs_diff": diff, "sensitivity": found.sensitivity,
-            "verdict": found.verdict or judge(v, found.value, found.sensitivity), "note": found.note}
+            "verdict": found.verdict or judge(v, found.value, found.sensitivity, found.ensemble), "note": note}
 
 
 def rows(values: list[published.Value], found: dict[tuple, Found]) -> pd.DataFrame:

@@ -97,14 +97,6 @@ def provenance(experiment: str, exp: dict, method: str, lr: float, seed: int, pe
     return records.provenance(what, run_settings(exp, method, dtype))
 
 
-def bundle_identity(experiment: str, exp: dict, shard: int, shards: int, seeds: list[int],
-                    perturbations: list[float], dtype: str) -> tuple[dict, dict]:
-    """What a sensitivity bundle is and the settings it depends on (records.write_bundle): which
-    cells it reruns follows from the experiment's runs and its selection rule."""
-    return ({"experiment": experiment, "shard": int(shard), "shards": int(shards)},
-            {"experiment": exp, "seeds": list(seeds), "perturbations": list(perturbations), "dtype": dtype})
-
-
 def run_cells(experiment: str, exp: dict, method: str, seed: int, lrs: list[float], *,
               perturbations: list[float] | None = None, **kw) -> list[dict]:
     """One method on one seed at every lr (optionally perturbed): :func:`run_batch` on those cells."""

@@ -3,7 +3,10 @@ controls, Section 7's dial), read from the families' summaries and run records.
 
 Each function returns {published key: compare.Found}; compare.rows gives the verdicts. A cell's
 sensitivity is the largest per-seed change of its rec (or erank) when its initial factors are
-perturbed (:func:`sensitivity`, from the sensitivity reruns; NaN where none were run).
+perturbed (:func:`sensitivity`, from the sensitivity reruns; NaN where none were run). A chaotic
+cell (:func:`chaotic_cells`) is rerun under several perturbations (the ensemble, rule
+sensing_ensemble): its seed mean under each is one draw of what the paper's run could have given,
+and compare.verdict reads the published value against those draws.
 """
 
 from __future__ import annotations
@@ -18,12 +21,15 @@ from .compare import DIFFERS, EXACT, WITHIN, Found
 
 
 def sensitivity(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per (method, lr) cell: the largest per-seed change of rec and erank under a perturbation.
+    """Per (method, lr) cell: the largest per-seed change of rec and erank under a perturbation,
+    and, where every seed of the cell was rerun under at least two perturbations (the ensemble),
+    the cell's seed mean unperturbed and under each perturbation (``ens_rec``, ``ens_erank``:
+    tuples, the unperturbed first; empty elsewhere).
 
     A cell without perturbed runs has no row; a perturbed run that diverges where the base did not
     has infinite sensitivity.
     """
-    base = runs[runs["perturbation"] == 0].set_index(["method", "lr", "seed"])
+    base = runs[runs["perturbation"] == 0].set_index(["method", "lr", "seed"]).sort_index()
     moved = runs[runs["perturbation"] != 0]
     rows = []
     for (method, lr), group in moved.groupby(select.CELL, sort=False):
@@ -33,8 +39,20 @@ def sensitivity(runs: pd.DataFrame) -> pd.DataFrame:
             for q in change:
                 d = abs(run[q] - ref[q])
                 change[q] = max(change[q], d if math.isfinite(d) else math.inf)
-        rows.append({"method": method, "lr": lr, "sens_rec": change["rec"], "sens_erank": change["erank"]})
-    return pd.DataFrame(rows, columns=["method", "lr", "sens_rec", "sens_erank"])
+        rows.append({"method": method, "lr": lr, "sens_rec": change["rec"], "sens_erank": change["erank"],
+                     **_ensemble(base.loc[(method, lr)], group)})
+    return pd.DataFrame(rows, columns=["method", "lr", "sens_rec", "sens_erank", "ens_rec", "ens_erank"])
+
+
+def _ensemble(base: pd.DataFrame, moved: pd.DataFrame) -> dict:
+    """The seed means of one cell, unperturbed and under each perturbation every seed has."""
+    seeds = set(base.index)
+    full = [d for d, runs in moved.groupby("perturbation") if set(runs["seed"]) == seeds]
+    if len(full) < 2:
+        return {"ens_rec": (), "ens_erank": ()}
+    per = moved[moved["perturbation"].isin(full)].groupby("perturbation")
+    return {f"ens_{q}": (float(base[q].mean()), *(float(per.get_group(d)[q].mean()) for d in full))
+            for q in ("rec", "erank")}
 
 
 def _sens(table: pd.DataFrame | None, method: str, lr: float, q: str = "rec") -> float:
@@ -42,6 +60,42 @@ def _sens(table: pd.DataFrame | None, method: str, lr: float, q: str = "rec") ->
         return math.nan
     hit = table[(table["method"] == method) & (table["lr"] == lr)]
     return float(hit[f"sens_{q}"].iloc[0]) if len(hit) else math.nan
+
+
+def _spread(table: pd.DataFrame | None, method: str, lr: float, q: str = "rec") -> dict:
+    """What a Found of one cell's ``q`` carries of its perturbed reruns: the sensitivity and the
+    ensemble (compare.Found)."""
+    if table is None or q not in ("rec", "erank"):
+        return {"sensitivity": math.nan}
+    hit = table[(table["method"] == method) & (table["lr"] == lr)]
+    if not len(hit):
+        return {"sensitivity": math.nan}
+    return {"sensitivity": float(hit[f"sens_{q}"].iloc[0]), "ensemble": tuple(hit[f"ens_{q}"].iloc[0])}
+
+
+def bundle_identity(experiment: str, exp: dict, shard: int, shards: int, seeds: list[int],
+                    perturbations: list[float], dtype: str, chaotic: float | None = None) -> tuple[dict, dict]:
+    """What a sensitivity bundle is and the settings it depends on (records.write_bundle): which
+    cells it reruns follows from the experiment's runs and its selection rule (an ensemble's, also
+    from the first reruns and the ``chaotic`` threshold)."""
+    what = {"experiment": experiment, "shard": int(shard), "shards": int(shards)}
+    settings = {"experiment": exp, "seeds": list(seeds), "perturbations": list(perturbations), "dtype": dtype}
+    if chaotic is not None:
+        what["ensemble"], settings["chaotic"] = True, float(chaotic)
+    return what, settings
+
+
+def ensemble_perturbations(perturbations: list[float], size: int) -> list[float]:
+    """The perturbations an ensemble of ``size`` adds to the first reruns': k times the first one
+    for k = 2 .. size (one the first reruns already have is not repeated)."""
+    return [d for d in (perturbations[0] * k for k in range(2, size + 1)) if d not in perturbations]
+
+
+def chaotic_cells(runs: pd.DataFrame, cells: list[tuple[str, float]], above: float) -> list[tuple[str, float]]:
+    """The cells among ``cells`` whose rec moves by more than ``above`` in some seed under the
+    first perturbation: chaotic, so one rerun says little of their spread (the ensemble's cells)."""
+    sens = sensitivity(runs)
+    return [(m, lr) for m, lr in cells if _sens(sens, m, lr) > above]
 
 
 def table2(summary: pd.DataFrame, runs: pd.DataFrame) -> dict:
@@ -78,8 +132,8 @@ def table2(summary: pd.DataFrame, runs: pd.DataFrame) -> dict:
             read_at[method] = at
         for q in ("rec", "erank"):
             found[("Table 2", method, q)] = Found(float(cells.loc[(method, at), q]), f"lr {at:g}",
-                                                  _sens(sens, method, at, q),
-                                                  "compared at the published lr (near-tie)" if at != lr else "")
+                                                  **_spread(sens, method, at, q),
+                                                  note="compared at the published lr (near-tie)" if at != lr else "")
     chosen_rows = summary[summary["selected"]]
     read_rows = _rows_read(summary, chosen_rows, read_at)
     split = select.clean_split(read_rows)
@@ -130,13 +184,12 @@ def second_size(summary: pd.DataFrame, tol: float, sens: pd.DataFrame | None = N
         if v.row in chosen.index:
             r = chosen.loc[v.row]
             note = "" if r["train"] < tol else "selected row did not interpolate"
-            found[v.key] = Found(float(r["rec"]), f"lr {r['lr']:g} (S2)", _sens(sens, v.row, r["lr"]), note)
+            found[v.key] = Found(float(r["rec"]), f"lr {r['lr']:g} (S2)", **_spread(sens, v.row, r["lr"]), note=note)
     for v in published.SECOND_SIZE_LOGGED:  # the released log's rows, to 4 decimals and the lr
         if v.row in chosen.index:
             r = chosen.loc[v.row]
             at = "selected (S2)" if v.quantity == "lr" else f"lr {r['lr']:g} (S2)"
-            s = math.nan if v.quantity == "lr" else _sens(sens, v.row, r["lr"], v.quantity)
-            found[v.key] = Found(float(r[v.quantity]), at, s)
+            found[v.key] = Found(float(r[v.quantity]), at, **_spread(sens, v.row, r["lr"], v.quantity))
     return found
 
 
@@ -149,7 +202,7 @@ def init_scale(rows: pd.DataFrame, checks: pd.DataFrame, sens: dict[float, pd.Da
     for (init, method), r in by.items():
         for q in ("rec", "erank"):
             key = ("App. D.4", published.init_row(init, method), q)
-            found[key] = Found(float(r[q]), f"lr {r['lr']:g} (S2)", _sens(sens.get(init), method, r["lr"], q))
+            found[key] = Found(float(r[q]), f"lr {r['lr']:g} (S2)", **_spread(sens.get(init), method, r["lr"], q))
     for _, c in checks.iterrows():
         init = float(c["init"])
         row = f"init {init:g} split check"
@@ -192,7 +245,7 @@ def lr_sensitivity(table: pd.DataFrame, sens: pd.DataFrame | None = None) -> dic
         at = f"smallest lr with mean train < tol of {len(rows)}"
         found[(*prefix, "lr")] = Found(float(r["lr"]), at)
         for q in ("rec", "erank"):
-            found[(*prefix, q)] = Found(float(r[q]), f"lr {r['lr']:g}", _sens(sens, method, r["lr"], q))
+            found[(*prefix, q)] = Found(float(r[q]), f"lr {r['lr']:g}", **_spread(sens, method, r["lr"], q))
     return {k: v for k, v in found.items() if k in {p.key for p in published.LR_SENSITIVITY}}
 
 
@@ -231,7 +284,7 @@ def schedule(table: pd.DataFrame, sens: dict[str, pd.DataFrame] | None = None) -
                 r = hit.iloc[0]
                 note = "floor: the selected row did not interpolate" if r["floor"] else ""
                 found[v.key] = Found(float(r["rec"]), f"lr {r['lr']:g}",
-                                     _sens(sens.get(mode), cards.RMSPROP, r["lr"]), note)
+                                     **_spread(sens.get(mode), cards.RMSPROP, r["lr"]), note=note)
     found.update(_schedule_logged(table, chosen, sens))
     return found
 
@@ -258,15 +311,15 @@ def _schedule_logged(table: pd.DataFrame, chosen, sens: dict[str, pd.DataFrame])
                 r = hit.iloc[0]
                 note = "floor: the selected row did not interpolate" if r["floor"] else ""
                 found[v.key] = Found(float(r[v.quantity]), f"lr {r['lr']:g}",
-                                     _sens(sens.get(mode), method, r["lr"], v.quantity), note)
+                                     **_spread(sens.get(mode), method, r["lr"], v.quantity), note=note)
         else:  # App. D.7: RMSProp at lr 1e-4, read whatever the selection chose
             mode = v.row.split()[1]
             cells = table[(table["mode"] == mode) & (table["rule"] == "rec-sel") & (table["method"] == cards.RMSPROP)
                           & (table["lr"] == 1e-4)]
             if len(cells):
                 r = cells.iloc[0]
-                s = _sens(sens.get(mode), cards.RMSPROP, 1e-4, v.quantity) if v.quantity != "train" else math.nan
-                found[v.key] = Found(float(r[v.quantity]), "lr 1e-4", s)
+                found[v.key] = Found(float(r[v.quantity]), "lr 1e-4", **_spread(sens.get(mode), cards.RMSPROP, 1e-4,
+                                                                                v.quantity))
     return found
 
 
@@ -284,7 +337,8 @@ def dial(envelope: pd.DataFrame, fixed: pd.DataFrame | None = None, sens: pd.Dat
     for v in published.DIAL:
         if v.quantity in ("rec", "erank") and v.row in by_variant.index:
             r = by_variant.loc[v.row]
-            found[v.key] = Found(float(r[v.quantity]), f"lr {r['lr']:g} (S4)", _sens(sens, v.row, r["lr"], v.quantity))
+            found[v.key] = Found(float(r[v.quantity]), f"lr {r['lr']:g} (S4)",
+                               **_spread(sens, v.row, r["lr"], v.quantity))
     for convention in dict.fromkeys(envelope["convention"]):
         rows = envelope[envelope["convention"] == convention]
         text = ", ".join(f"p {r['p']:g}: {r['rec']:.4f}/{r['erank']:.1f}" for _, r in rows.iterrows())

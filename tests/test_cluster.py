@@ -113,7 +113,7 @@ def test_smoke_run_through_slurm_equals_the_local_run(slurm, smoke, tmp_path):
                 f"{rel} differs from the local run"
         else:  # tables, CSVs, figures: byte for byte
             assert ours == theirs, f"{rel} differs from the local run"
-        if rel.parts[1] == "runs":
+        if rel.parts[1] == "runs" and json.loads(ours).get("records") != []:  # an empty bundle holds no run
             assert ids, f"{rel} was not computed inside a SLURM job"
             record_jobs[rel] = set(ids)
 

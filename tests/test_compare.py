@@ -67,7 +67,10 @@ def test_the_counts_and_the_landing_page_name_every_row_that_is_not_exact():
     numerics = pd.DataFrame([{"family": "zoo", "records": 9, "numerics": "native", "isa": "AVX512",
                               "blas": "MKL 2024.2", "blas_mode": math.nan, "cpu": "AMD EPYC 9R14"}])
     page = pages.landing_rst("Intro.", merged, {"Section 5": ["table2.html"]}, numerics)
-    assert page.count("\n- ") == len(merged) - 1 + 1  # every row but the exact one, and one link line
+    # every row but the exact one, under its source (one per verdict here), and one link line
+    assert page.count("\n  - ") == len(merged) - 1
+    groups = merged[merged["verdict"] != compare.EXACT].groupby(["verdict", "source"]).ngroups
+    assert page.count("\n- ") == groups + 1
     assert "`table2.html`_" in page and "{% raw %}" in page
     assert "rests on 9 records, made under native (ATen AVX512, MKL 2024.2) numerics on AMD EPYC 9R14." in page
 

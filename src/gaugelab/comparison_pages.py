@@ -141,9 +141,16 @@ def provenance(numerics: pd.DataFrame) -> str:
             f"on {', '.join(cpus)}")
 
 
-def why_not_exact(r) -> str:
-    """One line on a row that is not exact: what was reproduced against what, and why."""
-    name = f"{r['source']}, {row_name(r['row'])}, {quantity_name(r['quantity'])}"
+_RELEASED_FILE = re.compile(r"(?:logs|experiments)/[\w./-]+\.(?:txt|md)")
+
+
+def why_not_exact(r, source: bool = True) -> str:
+    """One line on a row that is not exact: what was reproduced against what, and why (``source``:
+    name the table or log it belongs to; a value from the paper's released files names its file)."""
+    name = f"{row_name(r['row'])}, {quantity_name(r['quantity'])}"
+    name = f"{r['source']}, {name}" if source else name
+    released = _RELEASED_FILE.search(str(r["where"]))
+    name += f" ({released.group()})" if released else ""
     if r["verdict"] == compare.NOT_RUN:
         return f"{name}: {r['note']}"
     got = f"reproduced {comparison_value(r['reproduced'], r['quantity'])} against {_published(r)}"
@@ -221,7 +228,10 @@ def landing_rst(intro: str, comparison: pd.DataFrame, sections: dict[str, list[s
         part = others[others["verdict"] == verdict]
         if len(part):
             lines += ["", f"**{verdict}** ({len(part)})", ""]
-            lines += [f"- {_rst_text(why_not_exact(r))}" for _, r in part.iterrows()]
+            for source, rows in part.groupby("source", sort=False):  # under its paper object
+                lines += [f"- {_rst_text(source)} ({len(rows)})", ""]
+                lines += [f"  - {_rst_text(why_not_exact(r, source=False))}" for _, r in rows.iterrows()]
+                lines.append("")
     lines += ["", "Sections", "--------", ""]
     for section, names in sections.items():
         if names:

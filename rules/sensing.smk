@@ -3,8 +3,9 @@
 # One training job = one shard of an experiment: its runs (every method, lr and seed it does not
 # share with an earlier experiment, rules/common.smk: RUN_SOURCE; dealt seed by seed, runner.deal;
 # config `shards`) advance as one batch sharing the product with A
-# (gaugelab.runner.run_batch), and each run writes its own record. A run's numbers do not depend
-# on its batch, so the grouping is a speed choice only (README: Speed).
+# (gaugelab.runner.run_batch), and each run writes its own record. The grouping is a speed choice:
+# under the portable numerics a run's numbers do not depend on its batch, and a change of `shards`
+# retrains nothing that exists (no param names the grouping).
 
 for _experiment in SENSING_EXPERIMENTS:
     for _shard in range(SHARDS):
@@ -28,9 +29,8 @@ for _experiment in SENSING_EXPERIMENTS:
             resources:
                 mem_mb=2000,
                 runtime=60,
-            params:
+            params:  # not the shard's cells: its records (outputs) name them, and a change of grouping retrains nothing
                 experiment=_experiment,
-                cells=shard_cells(_experiment, _shard),
                 settings=SENSING[_experiment],
                 dtype=config["dtype"],
                 device=config["device"],

@@ -1,4 +1,6 @@
-"""One training job: a shard of an experiment's runs (method, lr, seed), as one batch."""
+"""One training job: a shard of an experiment's runs (method, lr, seed), as one batch; its
+outputs, the runs' record paths (rules/common.smk: run_path), say which."""
+import re
 import sys
 from pathlib import Path
 
@@ -7,8 +9,10 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 from gaugelab import records, runner  # noqa: E402
 
+RUN_PATH = re.compile(r"results/runs/[^/]+/(?P<method>[^/]+)/lr(?P<lr>[^/]+)/seed(?P<seed>\d+)\.json")
+
 p = snakemake.params
-cells = [(method, seed, lr, 0.0) for method, lr, seed in p.cells]
+cells = [(m["method"], int(m["seed"]), float(m["lr"]), 0.0) for m in map(RUN_PATH.fullmatch, snakemake.output)]
 recs = runner.run_batch(p.experiment, p.settings, cells, dtype=p.dtype, device=p.device,
                         threads=snakemake.threads)
 for path, record in zip(snakemake.output, recs):

@@ -77,6 +77,15 @@ def test_second_run_has_nothing_to_do(smoke):
     assert "Nothing to be done" in proc.stdout + proc.stderr
 
 
+def test_another_grouping_of_runs_retrains_nothing(smoke):
+    """`shards` only groups runs into jobs: a finished run asked for another grouping plans no
+    training job (its sensitivity bundles, one per job, are remade)."""
+    proc = snakemake(smoke, "-n", "--cores", "1", "--config", "shards=1", "--quiet", "rules")
+    planned = {line.split()[0] for line in (proc.stdout + proc.stderr).splitlines()
+               if len(line.split()) == 2 and line.split()[1].isdigit()}
+    assert "sensing_sensitivity" in planned and not [rule for rule in planned if "_train" in rule], planned
+
+
 def test_report_contains_figure_table_and_comparison(smoke):
     snakemake(smoke, "--report", "report.html")
     text = (smoke / "report.html").read_text(errors="replace")

@@ -1,6 +1,7 @@
 # Configuration, validation and path helpers shared by every rules file.
 import csv
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -249,8 +250,13 @@ SET_ASIDE_REASONS = {}  # set-aside path -> why
 
 
 def _set_aside_files():
+    """Original path -> its set-aside files (<path>.<12 hex digits>; not a folder set aside
+    beside its note, <note>.folder, nor what it holds)."""
     found = {}
     for marker in Path(SET_ASIDE).rglob("*") if Path(SET_ASIDE).is_dir() else []:
+        inside = marker.relative_to(SET_ASIDE).parts
+        if not re.fullmatch(r".+\.[0-9a-f]{12}", marker.name) or any(p.endswith(".folder") for p in inside):
+            continue
         original = f"results/{marker.relative_to(SET_ASIDE)}".rsplit(".", 1)[0]
         found.setdefault(original, []).append(str(marker))
     return found

@@ -56,6 +56,21 @@ def restamp(**provenance):
     return plant
 
 
+def symlink_to(other):
+    """A symbolic link to another file (relative to the folder) in place of the file."""
+    def plant(path):
+        path.unlink()
+        path.symlink_to(other)
+    return plant
+
+
+def folder(path):
+    """A folder, holding a file, in place of the file."""
+    path.unlink()
+    (path / "inner").mkdir(parents=True)
+    (path / "inner" / "note.txt").write_text("not a record\n")
+
+
 def write(text):
     def plant(path):
         path.write_bytes(text if isinstance(text, bytes) else text.encode())
@@ -109,6 +124,10 @@ PROBES = [
     ("summary-edited", "results/twins/pairs.csv",
      lambda p: p.write_text(p.read_text().replace("adam", "Adam", 1)), "does not match pairs.csv.sha256"),
     ("comparison-part-cut-short", "results/twins/comparison.csv", truncate, "does not match"),
+    ("run-symlink-to-another-cell", f"{ZOO}/lion/lr0.001/seed42.json", symlink_to("../lr0.003/seed42.json"),
+     "a symbolic link (to ../lr0.003/seed42.json)"),
+    ("run-folder", f"{ZOO}/adam/lr0.001/seed42.json", folder, "a folder, not a file"),
+    ("table-symlink", "results/dial/fixed_lr.csv", symlink_to("envelope.csv"), "a symbolic link (to envelope.csv)"),
     ("intermediate-without-digest", "results/dial/envelope.csv",
      lambda p: p.with_name(p.name + ".sha256").unlink(), "no envelope.csv.sha256 beside it"),
 ]
@@ -184,8 +203,9 @@ def test_the_run_sets_each_bad_file_aside_naming_the_problem(planted, rerun, pro
     _, rel, _, words = probe
     lines = [line for line in rerun.stderr.splitlines() if line.startswith(f"gaugelab: set aside {rel} as ")]
     assert len(lines) == 1 and words in lines[0], (words, lines)
-    kept = list((planted / "results/set_aside" / Path(rel).relative_to("results").parent).glob(Path(rel).name + ".*"))
-    assert len(kept) == 1
+    kept = [p for p in (planted / "results/set_aside" / Path(rel).relative_to("results").parent).glob(
+        Path(rel).name + ".*") if not p.name.endswith(".folder")]  # a folder set aside sits beside its note
+    assert len(kept) == 1 and kept[0].is_file() and not kept[0].is_symlink()
 
 
 def without_timing(value):

@@ -260,6 +260,9 @@ def problem(path: str | Path, kind: str, expected: dict | None = None) -> str | 
     ``expected`` (see :func:`provenance`), or None when it can. A missing file is no problem
     here: its job simply runs."""
     path = Path(path)
+    odd = _not_a_file(path)
+    if odd is not None:
+        return odd
     if not path.exists():
         return None
     if kind == TABLE:
@@ -343,9 +346,30 @@ def is_valid(path: str | Path, kind: str = SCHEMA) -> bool:
     return Path(path).exists() and problem(path, kind) is None
 
 
+def _not_a_file(path: Path) -> str | None:
+    """What is at ``path`` if it is there but not a regular file of its own (records and tables
+    are): a symbolic link, a folder or something else."""
+    if path.is_symlink():
+        return f"{path}: a symbolic link (to {os.readlink(path)}), not a file of its own"
+    if path.is_dir():
+        return f"{path}: a folder, not a file"
+    if path.exists() and not path.is_file():
+        return f"{path}: not a regular file"
+    return None
+
+
 def raw_digest(path: str | Path) -> str:
-    """The digest of a file's bytes (what the workflow names a set-aside file by)."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
+    """The digest of a file's bytes (what the workflow names a set-aside file by); of what the
+    file system says of it where there are no bytes to read (a link, a folder, an unreadable file)."""
+    path = Path(path)
+    if _not_a_file(path) is None:
+        try:
+            return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+        except OSError:
+            pass
+    st = path.lstat()
+    link = os.readlink(path) if path.is_symlink() else ""
+    return hashlib.sha256(f"{st.st_mode}:{link}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()[:12]
 
 # --- numerics provenance (gaugelab.runtime's contract) -------------------------------------------
 

@@ -38,7 +38,7 @@ rule census_library:
 rule census_table:
     input:
         runs=expand("results/census/{library}.json", library=config["census"]["libraries"]),
-        set_aside=checked_tables("results/census/census.csv"),
+        set_aside=checked_files("results/census/census.csv", "results/tables/census.tex", "results/tables/census.html"),
     output:
         summary="results/census/census.csv",
         tex="results/tables/census.tex",

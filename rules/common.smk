@@ -277,9 +277,9 @@ def checked(path, kind, expected=None):
     return sorted(set(markers))
 
 
-def checked_tables(*paths):
-    """:func:`checked` for intermediate CSVs (records.write_table's digest beside each)."""
-    return [marker for path in paths for marker in checked(path, gaugelab_records.TABLE)]
+def checked_files(*paths):
+    """:func:`checked` for sealed files (gaugelab.sealed: intermediate tables and final products)."""
+    return [marker for path in paths for marker in checked(path, gaugelab_records.SEALED)]
 
 
 def usable(path, kind, expected=None):

@@ -46,7 +46,11 @@ rule nuclear_reference_run:
 rule nuclear_reference_table:
     input:
         runs=expand("results/runs/nuclear_reference/seed{seed}.json", seed=config["seeds"]),
-        set_aside=checked_tables("results/controls/nuclear_reference.csv"),
+        set_aside=checked_files(
+            "results/controls/nuclear_reference.csv",
+            "results/tables/nuclear_reference.tex",
+            "results/tables/nuclear_reference.html",
+        ),
     output:
         csv="results/controls/nuclear_reference.csv",
         tex="results/tables/nuclear_reference.tex",
@@ -70,6 +74,7 @@ rule nuclear_reference_table:
 rule second_size_table:
     input:
         "results/second_size/summary.csv",
+        set_aside=checked_files("results/tables/second_size.tex", "results/tables/second_size.html"),
     output:
         tex="results/tables/second_size.tex",
         html=report(
@@ -95,7 +100,12 @@ rule init_scale_table:
     input:
         summaries=[f"results/{arm}/summary.csv" for arm in INIT_ARMS.values()],
         zoo_summary="results/zoo/summary.csv",
-        set_aside=checked_tables("results/controls/init_scale.csv", "results/controls/init_scale_checks.csv"),
+        set_aside=checked_files(
+            "results/controls/init_scale.csv",
+            "results/controls/init_scale_checks.csv",
+            "results/tables/init_scale.tex",
+            "results/tables/init_scale.html",
+        ),
     output:
         csv="results/controls/init_scale.csv",
         checks="results/controls/init_scale_checks.csv",
@@ -124,7 +134,11 @@ rule init_scale_table:
 rule lr_sensitivity_table:
     input:
         "results/lr_sensitivity/summary.csv",
-        set_aside=checked_tables("results/controls/lr_sensitivity.csv"),
+        set_aside=checked_files(
+            "results/controls/lr_sensitivity.csv",
+            "results/tables/lr_sensitivity.tex",
+            "results/tables/lr_sensitivity.html",
+        ),
     output:
         csv="results/controls/lr_sensitivity.csv",
         tex="results/tables/lr_sensitivity.tex",
@@ -150,6 +164,7 @@ rule lr_sensitivity_table:
 rule lr_sensitivity_figure:
     input:
         "results/controls/lr_sensitivity.csv",
+        set_aside=checked_files("results/figures/lr_sensitivity.pdf", "results/figures/lr_sensitivity.png"),
     output:
         pdf="results/figures/lr_sensitivity.pdf",
         png=report(
@@ -172,7 +187,13 @@ rule lr_sensitivity_figure:
 rule table6:
     input:
         runs=[path for arm in SCHEDULE_ARMS.values() for path in experiment_runs(arm)],
-        set_aside=checked_tables(*(f"results/controls/schedule{s}.csv" for s in ("", "_counts", "_deltas"))),
+        set_aside=checked_files(
+            "results/controls/schedule.csv",
+            "results/controls/schedule_counts.csv",
+            "results/controls/schedule_deltas.csv",
+            "results/tables/table6.tex",
+            "results/tables/table6.html",
+        ),
     output:
         csv="results/controls/schedule.csv",
         counts="results/controls/schedule_counts.csv",
@@ -204,7 +225,11 @@ rule classification:
     input:
         zoo_summary="results/zoo/summary.csv",
         schedule="results/controls/schedule.csv",
-        set_aside=checked_tables("results/controls/classification.csv"),
+        set_aside=checked_files(
+            "results/controls/classification.csv",
+            "results/tables/classification.tex",
+            "results/tables/classification.html",
+        ),
     output:
         csv="results/controls/classification.csv",
         tex="results/tables/classification.tex",
@@ -234,7 +259,7 @@ rule control_comparison:
         checks=lambda w: ["results/controls/init_scale_checks.csv"] if w.control == "init_scale" else [],
         runs=lambda w: [p for arm in control_rerun_arms(w.control).values() for p in experiment_runs(arm)],
         sensitivity=lambda w: [p for arm in control_rerun_arms(w.control).values() for p in sensitivity_bundles(arm)],
-        set_aside=lambda w: checked_tables(f"results/controls/{w.control}_comparison.csv"),
+        set_aside=lambda w: checked_files(f"results/controls/{w.control}_comparison.csv"),
     output:
         "results/controls/{control}_comparison.csv",
     log:

@@ -46,7 +46,8 @@ rule diagnose_runs:
 
 rule diagnose_figures:
     input:
-        rules.diagnose_runs.output,
+        runs=rules.diagnose_runs.output,
+        set_aside=checked_files(*DIAGNOSE_FIGURES),
     output:
         [
             (
@@ -75,7 +76,9 @@ rule diagnose_figures:
 rule diagnose_table:
     input:
         runs=rules.diagnose_runs.output,
-        set_aside=checked_tables("results/diagnose/verdicts.csv"),
+        set_aside=checked_files(
+            "results/diagnose/verdicts.csv", "results/tables/diagnose.tex", "results/tables/diagnose.html"
+        ),
     output:
         summary="results/diagnose/verdicts.csv",
         tex="results/tables/diagnose.tex",

@@ -32,7 +32,7 @@ rule dial_train:
 rule dial_summary:
     input:
         runs=dial_runs(),
-        set_aside=checked_tables("results/dial/summary.csv", "results/dial/envelope.csv", "results/dial/fixed_lr.csv"),
+        set_aside=checked_files("results/dial/summary.csv", "results/dial/envelope.csv", "results/dial/fixed_lr.csv"),
     output:
         summary="results/dial/summary.csv",
         envelope="results/dial/envelope.csv",
@@ -53,6 +53,7 @@ rule dial_table:
     input:
         envelope="results/dial/envelope.csv",
         fixed_lr="results/dial/fixed_lr.csv",
+        set_aside=checked_files("results/tables/dial.tex", "results/tables/dial.html"),
     output:
         tex="results/tables/dial.tex",
         html=report(
@@ -76,6 +77,7 @@ rule dial_figure:
         envelope="results/dial/envelope.csv",
         runs=dial_runs(),
         zoo_summary="results/zoo/summary.csv",
+        set_aside=checked_files("results/figures/dial.pdf", "results/figures/dial.png"),
     output:
         pdf="results/figures/dial.pdf",
         png=report(
@@ -105,7 +107,7 @@ rule dial_comparison:
         fixed_lr="results/dial/fixed_lr.csv",
         runs=dial_runs(),
         sensitivity=sensitivity_bundles("dial"),
-        set_aside=checked_tables("results/dial/comparison.csv"),
+        set_aside=checked_files("results/dial/comparison.csv"),
     output:
         "results/dial/comparison.csv",
     log:

@@ -5,7 +5,7 @@
 rule numerics:
     input:
         records=lambda wildcards: comparison_records(),
-        set_aside=checked_tables("results/paper/numerics.csv"),
+        set_aside=checked_files("results/paper/numerics.csv"),
     output:
         "results/paper/numerics.csv",
     log:
@@ -22,7 +22,9 @@ rule comparison:
     input:
         parts=lambda wildcards: COMPARISON_PARTS,
         numerics="results/paper/numerics.csv",
-        set_aside=checked_tables("results/paper/comparison.csv"),
+        set_aside=checked_files(
+            "results/paper/comparison.csv", "results/paper/comparison.html", "results/paper/macros.tex"
+        ),
     output:
         csv="results/paper/comparison.csv",
         html=report(
@@ -48,6 +50,7 @@ rule report_pages:
         macros="results/paper/macros.tex",
         numerics="results/paper/numerics.csv",
         intro=workflow.source_path("../report/workflow.rst"),
+        set_aside=checked_files("results/paper/report.rst", "results/paper/appendix.tex"),
     output:
         landing="results/paper/report.rst",
         appendix=report(
@@ -72,6 +75,7 @@ rule appendix:
     input:
         tex="results/paper/appendix.tex",
         products=lambda w: [str(p) for p in DEFAULT_TARGETS if str(p).endswith((".tex", ".pdf"))],
+        set_aside=checked_files("results/paper/appendix.pdf"),
     output:
         "results/paper/appendix.pdf",
     log:

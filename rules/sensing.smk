@@ -44,7 +44,7 @@ for _experiment in SENSING_EXPERIMENTS:
 rule sensing_summary:
     input:
         runs=lambda w: experiment_runs(w.experiment),
-        set_aside=lambda w: checked_tables(f"results/{w.experiment}/summary.csv"),
+        set_aside=lambda w: checked_files(f"results/{w.experiment}/summary.csv"),
     output:
         "results/{experiment}/summary.csv",
     log:

@@ -115,7 +115,7 @@ rule table9:
     input:
         step1=[gaugelab_suite64.step1_path(model) for model in T9["configs"]],
         full=t9_existing,
-        set_aside=t9_unusable,
+        set_aside=lambda w: t9_unusable(w) + checked_files("results/tables/table9.tex", "results/tables/table9.html"),
     output:
         tex="results/tables/table9.tex",
         html=report(
@@ -141,7 +141,7 @@ rule table9_comparison:
     input:
         step1=[gaugelab_suite64.step1_path(model) for model in T9["configs"]],
         full=t9_existing,
-        set_aside=lambda w: t9_unusable(w) + checked_tables("results/table9/comparison.csv"),
+        set_aside=lambda w: t9_unusable(w) + checked_files("results/table9/comparison.csv"),
     output:
         "results/table9/comparison.csv",
     log:
@@ -204,7 +204,11 @@ rule merge_extension_table:
             f"results/extension/merge/{MERGE['config']}/{p.optimizer}/{p.variant}/init{p.init_seed}_seed{p.twin_seed}.json"
             for p in gaugelab_suite64.pairs_of(MERGE["pairs"])
         ],
-        set_aside=checked_tables("results/extension/merge_extension.csv"),
+        set_aside=checked_files(
+            "results/extension/merge_extension.csv",
+            "results/extension/merge_extension.tex",
+            "results/extension/merge_extension.html",
+        ),
     output:
         csv="results/extension/merge_extension.csv",
         tex="results/extension/merge_extension.tex",

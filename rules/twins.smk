@@ -52,7 +52,7 @@ for (optimizer, init), pairs in TWIN_BASES.items():
 rule twins_summary:
     input:
         runs=twin_runs(),
-        set_aside=checked_tables("results/twins/pairs.csv", "results/twins/d5.csv"),
+        set_aside=checked_files("results/twins/pairs.csv", "results/twins/d5.csv"),
     output:
         summary="results/twins/pairs.csv",
         d5="results/twins/d5.csv",
@@ -72,6 +72,12 @@ rule twins_summary:
 rule table3:
     input:
         "results/twins/pairs.csv",
+        set_aside=checked_files(
+            "results/tables/table3.tex",
+            "results/tables/table3.html",
+            "results/tables/table3_qk.tex",
+            "results/tables/table3_qk.html",
+        ),
     output:
         tex="results/tables/table3.tex",
         html=report(
@@ -100,6 +106,7 @@ rule table3:
 rule table_d5:
     input:
         "results/twins/d5.csv",
+        set_aside=checked_files("results/tables/d5.tex", "results/tables/d5.html"),
     output:
         tex="results/tables/d5.tex",
         html=report(
@@ -121,6 +128,7 @@ rule table_d5:
 rule figure2:
     input:
         "results/twins/pairs.csv",
+        set_aside=checked_files("results/figures/figure2.pdf", "results/figures/figure2.png"),
     output:
         pdf="results/figures/figure2.pdf",
         png=report(
@@ -145,7 +153,7 @@ COMPARISON_PARTS.append("results/twins/comparison.csv")
 rule twins_comparison:
     input:
         "results/twins/pairs.csv",
-        set_aside=checked_tables("results/twins/comparison.csv"),
+        set_aside=checked_files("results/twins/comparison.csv"),
     output:
         "results/twins/comparison.csv",
     log:

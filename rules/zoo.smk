@@ -10,6 +10,7 @@ rule table2:
     input:
         summary="results/zoo/summary.csv",
         comparison="results/zoo/comparison.csv",
+        set_aside=checked_files("results/tables/table2.tex", "results/tables/table2.html"),
     output:
         tex="results/tables/table2.tex",
         html=report(
@@ -32,6 +33,7 @@ rule figure1:
     input:
         summary="results/zoo/summary.csv",
         runs=experiment_runs("zoo"),
+        set_aside=checked_files("results/figures/figure1.pdf", "results/figures/figure1.png"),
     output:
         pdf="results/figures/figure1.pdf",
         png=report(
@@ -58,7 +60,7 @@ rule zoo_comparison:
         summary="results/zoo/summary.csv",
         runs=experiment_runs("zoo"),
         sensitivity=sensitivity_bundles("zoo"),
-        set_aside=checked_tables("results/zoo/comparison.csv"),
+        set_aside=checked_files("results/zoo/comparison.csv"),
     output:
         "results/zoo/comparison.csv",
     log:

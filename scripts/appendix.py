@@ -5,7 +5,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
+
+from gaugelab import sealed  # noqa: E402
 
 tex = Path(snakemake.input.tex)
 if shutil.which("pdflatex") is None:
@@ -15,3 +18,4 @@ proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error",
 print(proc.stdout)
 if proc.returncode != 0:
     sys.exit(f"gaugelab: pdflatex failed on {tex} (exit {proc.returncode}); its log is above")
+sealed.seal(snakemake.output[0])

@@ -7,10 +7,10 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 import pandas as pd  # noqa: E402
 
-from gaugelab import census, records  # noqa: E402
+from gaugelab import census, records, sealed  # noqa: E402
 
 rows = census.table_rows([records.load(path, records.CENSUS_SCHEMA) for path in snakemake.input.runs])
 records.write_table(pd.DataFrame(rows), snakemake.output.summary, float_format="%.6g")
-Path(snakemake.output.tex).write_text(census.table_latex(rows))
-Path(snakemake.output.html).write_text(census.table_html(rows))
+sealed.write(snakemake.output.tex, census.table_latex(rows))
+sealed.write(snakemake.output.html, census.table_html(rows))
 print(census.counts(rows))

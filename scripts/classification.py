@@ -6,7 +6,7 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works witho
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
 
-from gaugelab import controls, records, tables  # noqa: E402
+from gaugelab import controls, records, sealed, tables  # noqa: E402
 
 counts = controls.classification(records.read_table(snakemake.input.zoo_summary),
                                  records.read_table(snakemake.input.schedule))
@@ -15,6 +15,6 @@ columns = [("form", "text", 0), ("correct", "int", 0), ("total", "int", 0), ("ve
            ("threshold", "num", 4), ("rests_on", "text", 0)]
 tex, html = tables.simple_table(counts, columns, ["Count", "correct", "of", "verdict", "threshold", "rests on"],
                                 "Section 5 classification counts")
-Path(snakemake.output.tex).write_text(tex)
-Path(snakemake.output.html).write_text(html)
+sealed.write(snakemake.output.tex, tex)
+sealed.write(snakemake.output.html, html)
 print(counts.to_string())

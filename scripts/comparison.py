@@ -8,7 +8,7 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 import pandas as pd  # noqa: E402
 
-from gaugelab import compare, records  # noqa: E402
+from gaugelab import compare, records, sealed  # noqa: E402
 from gaugelab import comparison_pages as pages  # noqa: E402
 
 TEXT = {c: str for c in ("published", "at", "tolerance", "where", "why", "note")}
@@ -17,6 +17,6 @@ parts = pd.concat([records.read_table(path, keep_default_na=False, na_values=[""
 comparison = compare.complete(parts.fillna({c: "" for c in TEXT}))
 records.write_table(comparison, snakemake.output.csv)
 numerics = records.read_table(snakemake.input.numerics)
-Path(snakemake.output.html).write_text(pages.comparison_html(comparison, numerics))
-Path(snakemake.output.macros).write_text(pages.macros(comparison))
+sealed.write(snakemake.output.html, pages.comparison_html(comparison, numerics))
+sealed.write(snakemake.output.macros, pages.macros(comparison))
 print(compare.counts(comparison).to_string())

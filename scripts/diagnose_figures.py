@@ -8,7 +8,7 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 from gaugelab import diagnose, figures, figures_twins  # noqa: E402
 
 outputs = {Path(p).name: p for p in snakemake.output}
-for path in snakemake.input:
+for path in snakemake.input.runs:
     for testbed, report in diagnose.read_bundle(path)["reports"].items():
         stem = f"{Path(path).stem}.{testbed}"
         figures.save(figures_twins.diagnosis_figure(report), outputs[f"{stem}.pdf"], outputs[f"{stem}.png"])

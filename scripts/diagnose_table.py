@@ -7,9 +7,9 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 import pandas as pd  # noqa: E402
 
-from gaugelab import diagnose, records, tables  # noqa: E402
+from gaugelab import diagnose, records, sealed, tables  # noqa: E402
 
 rows = diagnose.summary_rows([diagnose.read_bundle(path) for path in snakemake.input.runs])
 records.write_table(pd.DataFrame(rows), snakemake.output.summary, float_format="%.6g")
-Path(snakemake.output.tex).write_text(tables.diagnosis_latex(rows))
-Path(snakemake.output.html).write_text(tables.diagnosis_html(rows, diagnose.caption(rows)))
+sealed.write(snakemake.output.tex, tables.diagnosis_latex(rows))
+sealed.write(snakemake.output.html, tables.diagnosis_html(rows, diagnose.caption(rows)))

@@ -5,8 +5,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import table_files  # noqa: E402
+from gaugelab import sealed, table_files  # noqa: E402
 
 tex, html = table_files.dial(snakemake.input.envelope, snakemake.input.fixed_lr)
-Path(snakemake.output.tex).write_text(tex)
-Path(snakemake.output.html).write_text(html)
+sealed.write(snakemake.output.tex, tex)
+sealed.write(snakemake.output.html, html)

@@ -5,7 +5,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import records, table_files  # noqa: E402
+from gaugelab import records, sealed, table_files  # noqa: E402
 
 p = snakemake.params
 summaries = {scale: records.read_table(path) for scale, path in zip(p.inits, snakemake.input.summaries)}
@@ -13,6 +13,6 @@ zoo = records.read_table(snakemake.input.zoo_summary)
 rows, checks, tex, html = table_files.init_scale(summaries, zoo, p.zoo_init, p.tol)
 records.write_table(rows, snakemake.output.csv)
 records.write_table(checks, snakemake.output.checks)
-Path(snakemake.output.tex).write_text(tex)
-Path(snakemake.output.html).write_text(html)
+sealed.write(snakemake.output.tex, tex)
+sealed.write(snakemake.output.html, html)
 print(rows.to_string(), checks.to_string(), sep="\n")

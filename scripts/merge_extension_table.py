@@ -7,12 +7,12 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 import pandas as pd  # noqa: E402
 
-from gaugelab import merge, records  # noqa: E402
+from gaugelab import merge, records, sealed  # noqa: E402
 
 rows = [records.load(p, records.MERGE_SCHEMA) for p in snakemake.input.runs]
 flat = pd.DataFrame([{k: v for k, v in r.items() if not isinstance(v, (dict, list)) and k not in ("schema", "digest")}
                      for r in rows])
 records.write_table(flat, snakemake.output.csv)
-Path(snakemake.output.tex).write_text(merge.latex(rows))
-Path(snakemake.output.html).write_text(merge.html(rows))
+sealed.write(snakemake.output.tex, merge.latex(rows))
+sealed.write(snakemake.output.html, merge.html(rows))
 print(flat.to_string())

@@ -7,7 +7,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import records  # noqa: E402
+from gaugelab import records, sealed  # noqa: E402
 from gaugelab import comparison_pages as pages  # noqa: E402
 
 TEXT = {c: str for c in ("published", "at", "tolerance", "where", "why", "note")}
@@ -18,13 +18,13 @@ links = pages.by_section([Path(p).name for p in products if p.endswith((".html",
                           and p.startswith(("results/tables/", "results/figures/"))])
 intro = Path(snakemake.input.intro).read_text()
 numerics = records.read_table(snakemake.input.numerics)
-Path(snakemake.output.landing).write_text(pages.landing_rst(intro, comparison, links, numerics))
+sealed.write(snakemake.output.landing, pages.landing_rst(intro, comparison, links, numerics))
 here = Path(snakemake.output.appendix).parent
 relative = lambda p: os.path.relpath(p, here)
 latex_tables = pages.by_section([relative(p) for p in products
                                  if p.startswith("results/tables/") and p.endswith(".tex")])
 figures = pages.by_section([relative(p) for p in products if p.startswith("results/figures/") and p.endswith(".pdf")])
-Path(snakemake.output.appendix).write_text(
-    pages.appendix_tex(latex_tables, figures, relative(snakemake.input.macros), comparison))
+sealed.write(snakemake.output.appendix,
+             pages.appendix_tex(latex_tables, figures, relative(snakemake.input.macros), comparison))
 print(f"landing page and appendix: {sum(map(len, latex_tables.values()))} tables, "
       f"{sum(map(len, figures.values()))} figures")

@@ -5,9 +5,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import records, table_files  # noqa: E402
+from gaugelab import records, sealed, table_files  # noqa: E402
 
 chosen, tex, html = table_files.second_size(records.read_table(snakemake.input[0]), snakemake.params.tol)
-Path(snakemake.output.tex).write_text(tex)
-Path(snakemake.output.html).write_text(html)
+sealed.write(snakemake.output.tex, tex)
+sealed.write(snakemake.output.html, html)
 print(chosen.to_string())

@@ -5,7 +5,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import controls, records, table_files  # noqa: E402
+from gaugelab import controls, records, sealed, table_files  # noqa: E402
 
 p = snakemake.params
 runs, grids = table_files.schedule_runs(snakemake.input.runs, snakemake.config)  # each mode's, found by run
@@ -13,6 +13,6 @@ table, counts, tex, html = table_files.table6(runs, grids, p.tol, p.rmsprop_budg
 records.write_table(table, snakemake.output.csv)
 records.write_table(counts, snakemake.output.counts)
 records.write_table(controls.deltas(table), snakemake.output.deltas)
-Path(snakemake.output.tex).write_text(tex)
-Path(snakemake.output.html).write_text(html)
+sealed.write(snakemake.output.tex, tex)
+sealed.write(snakemake.output.html, html)
 print(table[table["selected"]].to_string(), counts.to_string(), sep="\n")

@@ -1,5 +1,6 @@
-"""Corrupted, edited and misplaced records and intermediates, as a reliability tester would plant
-them in a finished run of the smoke configuration (real Snakemake runs).
+"""Corrupted, edited and misplaced records, intermediates and final products (tables, figures,
+macros, pages), as a reliability tester would plant them in a finished run of the smoke
+configuration (real Snakemake runs).
 
 Every corruption is planted at once in one copy of the smoke run. Then: reading the workflow
 (a dry run, lint, the summary, unlock, the report) changes no file and starts no job; the run
@@ -77,6 +78,16 @@ def write(text):
     return plant
 
 
+def copy_with_seal(other):
+    """Another file of the same kind (relative to the folder), its seal with it, in place of the
+    file: a copy that a checksum alone calls intact."""
+    def plant(path):
+        source = path.parent / other
+        for suffix in ("", ".sha256"):
+            shutil.copyfile(f"{source}{suffix}", f"{path}{suffix}")
+    return plant
+
+
 def short_run_at_full_path(path):
     """A step-1 record written where the `gpu` target's full-length record of the pair goes."""
     bundle = _json(path.parents[4] / "table9_step1" / "f64-mod47-L2d64h4.json")
@@ -130,6 +141,18 @@ PROBES = [
     ("table-symlink", "results/dial/fixed_lr.csv", symlink_to("envelope.csv"), "a symbolic link (to envelope.csv)"),
     ("intermediate-without-digest", "results/dial/envelope.csv",
      lambda p: p.with_name(p.name + ".sha256").unlink(), "no envelope.csv.sha256 beside it"),
+    ("summary-of-another-experiment", "results/init_scale_0p001/summary.csv",
+     copy_with_seal("../init_scale_0p01/summary.csv"), "a copy of results/init_scale_0p01/summary.csv"),
+    # final products: tables, figures, macros, pages
+    ("table-cut-short", "results/tables/table2.tex", truncate, "does not match table2.tex.sha256"),
+    ("figure-emptied", "results/figures/figure1.png", write(b""), "does not match figure1.png.sha256"),
+    ("macros-edited", "results/paper/macros.tex", lambda p: p.write_text(p.read_text().replace("0", "9", 1)),
+     "does not match macros.tex.sha256"),
+    ("page-emptied", "results/paper/comparison.html", write(""), "does not match comparison.html.sha256"),
+    ("product-unsealed", "results/tables/d5.html", lambda p: p.with_name(p.name + ".sha256").unlink(),
+     "no d5.html.sha256 beside it"),
+    ("figure-of-another-figure", "results/figures/dial.png", copy_with_seal("figure2.png"),
+     "a copy of results/figures/figure2.png"),
 ]
 
 

@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from gaugelab import records
+from gaugelab import records, sealed
 
 
 def record(**extra):
@@ -23,7 +23,7 @@ def test_roundtrip_stores_nan_as_null(tmp_path):
     back = records.read(path)
     assert math.isnan(back["rec"]) and back["steps"] == 7
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
-    assert path.stat().st_mode & 0o777 == 0o666 & ~records._UMASK  # as any other output, not mkstemp's 0600
+    assert path.stat().st_mode & 0o777 == 0o666 & ~sealed.UMASK  # as any other output, not mkstemp's 0600
 
 
 def test_a_file_cut_short_is_an_error_naming_it(tmp_path):

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import cards, controls, optim, records, runner, runtime, symmetries, table_files
+from . import cards, controls, optim, records, runner, runtime, sealed, symmetries, table_files
 from . import config as configuration
 
 
@@ -175,9 +175,8 @@ def _table(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     except KeyError as exc:  # a column or field the table needs is not in the file given
         raise UsageError(f"table {args.name} reads {command.inputs}; the files given have no {exc}") from None
-    tex.parent.mkdir(parents=True, exist_ok=True)  # as the other commands' records.write_json does
-    tex.write_text(texts[0])
-    html.write_text(texts[1])
+    sealed.write(tex, texts[0])  # sealed as the workflow's products (gaugelab.sealed)
+    sealed.write(html, texts[1])
     print(f"table {args.name} -> {tex}, {html}")
     return 0
 

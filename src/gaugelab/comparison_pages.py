@@ -14,7 +14,8 @@ from . import cards, compare, records, tables
 
 _QUANTITY = {
     "lr": "η*", "rec": "rec", "erank": "erank", "count": "count", "gap": "gap", "holds": "holds",
-    "monotone": "monotone", "gain": "rec gain", "rec_diff": "rec difference", "drift_final": "final drift",
+    "monotone": "monotone", "gain": "rec gain", "delta": "rec change", "rec_diff": "rec difference",
+    "drift_final": "final drift",
     "qk_final": "final QK drift", "max_drift": "max drift", "decades": "gap (decades)",
     "dec_100": "dec(100)", "dec_after100": "mean dec(s), s > 100", "dec_from100": "mean dec(s), s ≥ 100",
     "ratio": "ratio", "ratio_1": "step-1 ratio", "ratio_t9": "ratio_T9", "floor_50": "max drift, s ≤ 50",
@@ -56,7 +57,7 @@ def comparison_value(value, quantity: str) -> str:
         return "yes" if value else "no"
     if quantity == "erank":
         return f"{value:.2f}"
-    if quantity in ("rec", "gap", "gain", "rec_diff"):
+    if quantity in ("rec", "gap", "gain", "delta", "rec_diff"):
         return f"{value:.4f}"
     if quantity.startswith(("dec", "qk_")):
         return f"{value:.2f}"

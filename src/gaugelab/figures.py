@@ -3,6 +3,7 @@ values (gaugelab.published, passed in by the scripts) appear as open markers bes
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from . import cards, dial, select  # noqa: E402
+from . import cards, dial, sealed, select  # noqa: E402
 
 INK, MUTED, FAINT = "#1A1A1A", "#5A5A5A", "#9A9A9A"
 CLASS_COLOUR = {"eq": "#0072B2", "cw": "#D55E00"}
@@ -32,10 +33,14 @@ def house_style() -> None:
 
 
 def save(fig, pdf: str | Path, png: str | Path) -> None:
-    """Vector PDF at 300 dpi and a PNG twin at 200 dpi, both byte-stable (no dates)."""
+    """Vector PDF at 300 dpi and a PNG twin at 200 dpi, both byte-stable (no dates), each written
+    whole and sealed (gaugelab.sealed)."""
     kw = {"bbox_inches": "tight", "pad_inches": 0.03}
-    fig.savefig(pdf, dpi=300, metadata={"CreationDate": None, "ModDate": None}, **kw)
-    fig.savefig(png, dpi=200, metadata={"Software": None}, **kw)
+    for path, fmt, dpi, metadata in ((pdf, "pdf", 300, {"CreationDate": None, "ModDate": None}),
+                                     (png, "png", 200, {"Software": None})):
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata, **kw)
+        sealed.write(path, buffer.getvalue())
     plt.close(fig)
 
 

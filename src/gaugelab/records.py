@@ -15,7 +15,6 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -23,6 +22,8 @@ from typing import Any
 
 import jsonschema
 import referencing
+
+from gaugelab import sealed
 
 SCHEMA = "gaugelab.run/2"
 BUNDLE_SCHEMA = "gaugelab.bundle/2"
@@ -40,10 +41,6 @@ KINDS = {SCHEMA: "run", BUNDLE_SCHEMA: "bundle", TWIN_SCHEMA: "twin", TWIN_BUNDL
 STATUSES = ("interpolated", "budget", "diverged")
 METRICS = ("train", "rec", "erank", "nuc", "bal")
 TWIN_METRICS = ("acc1", "acc2", "val_loss1", "val_loss2", "train_loss1", "train_loss2")
-
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
-
 
 class RecordError(ValueError):
     """A record that is missing, cut short, malformed, edited or not the one expected; the message
@@ -174,7 +171,7 @@ def write_json(path: str | Path, payload: dict) -> None:
     if payload.get("schema") in KINDS:
         validate(payload, f"{path} (being written)")
     text = json.dumps(payload, indent=1, sort_keys=True, allow_nan=False) + "\n"
-    _write_text(path, text)
+    sealed.write_atomic(path, text)
 
 
 def _load_object(path: Path) -> dict:
@@ -265,8 +262,8 @@ def problem(path: str | Path, kind: str, expected: dict | None = None) -> str | 
         return odd
     if not path.exists():
         return None
-    if kind == TABLE:
-        return _table_problem(path)
+    if kind == SEALED:
+        return sealed.problem(path)
     try:
         record = load(path, kind)
     except RecordError as exc:
@@ -285,57 +282,23 @@ def problem(path: str | Path, kind: str, expected: dict | None = None) -> str | 
     return None
 
 
-# --- intermediate tables (summaries, parts of the comparison) ---------------------------------
+# --- intermediate tables (summaries, parts of the comparison): sealed files ----------------------
 
-TABLE = "table"  # the kind :func:`problem` checks a CSV intermediate as
-
-
-def _sidecar(path: Path) -> Path:
-    return path.with_name(path.name + ".sha256")
+SEALED = "sealed"  # the kind :func:`problem` checks a sealed file (a table or product) as
 
 
 def write_table(frame, path: str | Path, **to_csv) -> None:
-    """Write an intermediate CSV atomically, with ``<path>.sha256`` (sha256sum's format) beside it,
-    so a file cut short or edited later is found before anything is built from it."""
-    path = Path(path)
-    text = frame.to_csv(index=False, **to_csv)
-    _write_text(path, text)
-    _write_text(_sidecar(path), f"{hashlib.sha256(text.encode()).hexdigest()}  {path.name}\n")
-
-
-def _write_text(path: Path, text: str) -> None:
-    """The one atomic write: a temporary file in the same folder, synced, then renamed, so readers
-    never see half a file; the mode of any other output (mkstemp makes 0600)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, 0o666 & ~_UMASK)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _table_problem(path: Path) -> str | None:
-    side = _sidecar(path)
-    if not side.exists():
-        return f"{path}: no {side.name} beside it (not written by the workflow, or cut short while written)"
-    stated = side.read_text(errors="replace").split(" ", 1)[0]
-    if stated != hashlib.sha256(path.read_bytes()).hexdigest():
-        return f"{path}: does not match {side.name} (cut short or edited after it was written)"
-    return None
+    """Write an intermediate CSV as a sealed file (gaugelab.sealed), so a file cut short, edited
+    or copied from another experiment is found before anything is built from it."""
+    sealed.write(path, frame.to_csv(index=False, **to_csv))
 
 
 def read_table(path: str | Path, **read_csv):
-    """Read an intermediate CSV written by :func:`write_table`; one that does not match its
-    digest is a :class:`RecordError` naming it."""
+    """Read an intermediate CSV written by :func:`write_table`; one that is not the sealed file
+    made for its path is a :class:`RecordError` naming it."""
     import pandas as pd
 
-    reason = _table_problem(Path(path))
+    reason = sealed.problem(path)
     if reason:
         raise RecordError(reason)
     return pd.read_csv(path, **read_csv)

@@ -291,7 +291,8 @@ def schedule(table: pd.DataFrame, sens: dict[str, pd.DataFrame] | None = None) -
 
 def _schedule_logged(table: pd.DataFrame, chosen, sens: dict[str, pd.DataFrame]) -> dict:
     """The decay control's released-log rows (published.SCHEDULE_LOGGED): every rec-sel cell, the
-    midpoint counts with the methods that miss, RMSProp at lr 1e-4 in each arm."""
+    midpoint counts with the methods that miss, the two const -> decay-full deltas, RMSProp at lr
+    1e-4 in each arm."""
     found = {}
     for v in published.SCHEDULE_LOGGED:
         if v.source == "Table 6" and v.quantity == "count":
@@ -303,6 +304,14 @@ def _schedule_logged(table: pd.DataFrame, chosen, sens: dict[str, pd.DataFrame])
                           and (rec < split["threshold"]) != (select.klass(m) == "eq")]
                 found[v.key] = Found(split["correct"], f"of {split['total']}, mid {split['threshold']:.4f}; misses: "
                                      + (", ".join(misses) or "none"))
+        elif v.quantity == "delta":  # rec-sel, decay-full minus const
+            method = v.row.split()[0]
+            cells = [chosen(mode, "rec-sel") for mode in ("const", "decay-full")]
+            const, full = (c[c["method"] == method] for c in cells)
+            if len(const) and len(full):
+                a, b = const.iloc[0], full.iloc[0]
+                found[v.key] = Found(float(b["rec"] - a["rec"]),
+                                     f"const lr {a['lr']:g}: {a['rec']:.4f}; decay-full lr {b['lr']:g}: {b['rec']:.4f}")
         elif v.source == "Table 6":
             method, mode, rule = v.row.split()
             hit = chosen(mode, rule)

@@ -41,6 +41,7 @@ rule table9_step1:
         "logs/table9/step1/{model}/{optimizer}_init{init}.log",
     benchmark:
         "logs/benchmarks/table9/step1/{model}/{optimizer}_init{init}.tsv"
+    priority: longest_first("table9_step1")
     conda:
         "../envs/gaugelab.yaml"
     threads: 1

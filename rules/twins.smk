@@ -34,6 +34,7 @@ for (optimizer, init), pairs in TWIN_BASES.items():
             f"logs/twins/{optimizer}/init{init}.log",
         benchmark:
             f"logs/benchmarks/twins/{optimizer}/init{init}.tsv"
+        priority: longest_first("twins_run", f"{optimizer}_init{init}")
         conda:
             "../envs/gaugelab.yaml"
         threads: 1

@@ -52,8 +52,19 @@ def test_a_printed_number_is_exact_within_one_unit_of_its_last_digit_and_otherwi
     assert compare.judge(v, v.value + 0.9e-4) == compare.EXACT
     assert compare.judge(v, v.value + 3e-4) == compare.DIFFERS
     assert compare.judge(v, v.value + 3e-4, sens=5e-4) == compare.WITHIN
-    assert [published.unit(t) for t in ("0.1312", "3.6e-3", "11e-3", "56%", "93x", "0.0000", "14.5")] == \
-        pytest.approx([1e-4, 1e-4, 1e-3, 1e-2, 1.0, 1e-4, 0.1])
+    assert [published.unit(t) for t in ("0.1312", "3.6e-3", "11e-3", "56%", "93x", "0.0000", "14.5",
+                                         "0.3179 (floor)")] == \
+        pytest.approx([1e-4, 1e-4, 1e-3, 1e-2, 1.0, 1e-4, 0.1, 1e-4])
+    with pytest.raises(ValueError, match="no printed number"):
+        published.unit("no improvement")
+
+
+def test_every_printed_value_is_held_to_a_unit_of_its_leading_number():
+    """A printed form with a note after the number ('0.3179 (floor)') is held to the number's last
+    digit, not to the note's length."""
+    for v in published.every():
+        if v.kind == "abs" and v.tolerance:
+            assert v.tolerance >= 1e-5 * abs(v.value), (v.key, v.printed, v.tolerance)  # 6 digits at most
 
 
 def test_the_counts_and_the_landing_page_name_every_row_that_is_not_exact():

@@ -369,10 +369,12 @@ def dial(envelope: pd.DataFrame, fixed: pd.DataFrame | None = None, sens: pd.Dat
 
 # Experiment -> (selection rule, methods) whose selected cells a published value rests on; methods
 # None: every method. The zoo also reruns each runner-up and the published lr (Table 2's near-tie
-# rule compares them); the lr-sensitivity control reruns each method's flow-limit cell.
-RERUN = {"second_size": [("S2", None)], "schedule_const": [("S3b", [cards.RMSPROP])],
-         "schedule_rmsprop_const": [("S3b", [cards.RMSPROP])], "schedule_decay": [("S3a", [cards.RMSPROP])],
-         "dial": [("S4", None)]}
+# rule compares them); the lr-sensitivity control reruns each method's flow-limit cell; the decay
+# control every rec-sel (S3a) cell of its three arms (Table 6's released log) and RMSProp's
+# spd-sel (S3b) cells (App. D.7).
+RERUN = {"second_size": [("S2", None)], "schedule_const": [("S3a", None), ("S3b", [cards.RMSPROP])],
+         "schedule_rmsprop_const": [("S3b", [cards.RMSPROP])], "schedule_decay": [("S3a", None)],
+         "schedule_decay_full": [("S3a", None)], "dial": [("S4", None)]}
 
 
 def reruns(experiment: str) -> list[tuple[str, list[str] | None]]:

@@ -172,8 +172,9 @@ for _row, _rec, _erank, _train in (("rmsprop const lr 1e-4", 0.5270, 12.81, "2.9
     SCHEDULE_LOGGED += [
         printed_value("App. D.7", _row, "rec", _rec, f"{_rec:.4f}", SCHEDULE_LOG),
         printed_value("App. D.7", _row, "erank", _erank, f"{_erank:.2f}", SCHEDULE_LOG),
-        printed_value("App. D.7", _row, "train", float(_train), _train, SCHEDULE_LOG) if float(_train) > 1e-7 else
         Value("App. D.7", _row, "train", float(_train), 1.0, _train, "decades", SCHEDULE_LOG,
+              "a train floor, order of magnitude only: at a constant lr RMSProp stalls above the bar, where "
+              "its final loss jitters from step to step" if float(_train) > 1e-7 else
               "below the interpolation bar: order of magnitude only"),
     ]
 

@@ -16,6 +16,7 @@ Only ``abs`` values can be ``exact``; the others are bounds, ``within bound`` at
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 BOUNDS = ("decades", "at_least", "at_most", "between")
@@ -45,13 +46,13 @@ class Value:
 
 
 def unit(printed: str) -> float:
-    """One unit in the last printed digit: '0.1312' -> 1e-4, '3.6e-3' -> 1e-4, '11e-3' -> 1e-3,
-    '56%' -> 0.01, '93x' -> 1."""
-    text = printed.strip().rstrip("x×%")
-    scale = 0.01 if printed.strip().endswith("%") else 1.0
-    mantissa, _, exponent = text.lower().partition("e")
-    decimals = len(mantissa.partition(".")[2])
-    return scale * 10.0 ** (int(exponent or 0) - decimals)
+    """One unit in the last printed digit of the leading number: '0.1312' -> 1e-4, '3.6e-3' -> 1e-4,
+    '11e-3' -> 1e-3, '56%' -> 0.01, '93x' -> 1, '0.3179 (floor)' -> 1e-4."""
+    number = re.match(r"\s*[-+]?(\d*)(?:\.(\d*))?(?:[eE]([-+]?\d+))?\s*(%?)", printed)
+    if number is None or not (number[1] or number[2]):
+        raise ValueError(f"no printed number in {printed!r}")
+    scale = 0.01 if number[4] else 1.0
+    return scale * 10.0 ** (int(number[3] or 0) - len(number[2] or ""))
 
 
 def printed_value(source, row, quantity, value, printed, where, why="printed precision (one unit in the last digit)",

@@ -68,6 +68,23 @@ def test_bundle_roundtrip(tmp_path):
     assert records.is_valid(path, records.BUNDLE_SCHEMA) and not records.is_valid(path)
 
 
+def test_a_bundle_made_under_another_rerun_rule_is_set_aside(tmp_path, monkeypatch):
+    """Which cells a sensitivity bundle reruns is part of its identity: after a change of the rule
+    (here: Table 6's const arm rerunning RMSProp's spd-sel cell only, as it once did), the old
+    bundle no longer passes for the new one."""
+    from gaugelab import sensing_quantities as sq
+
+    def identity():
+        return sq.bundle_identity("schedule_const", {"budget": 5}, 0, 3, [42], [1e-7], "float32")
+
+    monkeypatch.setitem(sq.RERUN, "schedule_const", [("S3b", ["rmsprop"])])
+    path = tmp_path / "sensitivity_shard0.json"
+    records.write_bundle(path, [record()], *identity())
+    assert records.problem(path, records.BUNDLE_SCHEMA, records.provenance(*identity())) is None
+    monkeypatch.setitem(sq.RERUN, "schedule_const", [("S3a", None), ("S3b", ["rmsprop"])])
+    assert "other settings" in records.problem(path, records.BUNDLE_SCHEMA, records.provenance(*identity()))
+
+
 PORTABLE = {"numerics": "x86-portable", "isa": "AVX2", "blas": "MKL 2024.2", "blas_mode": "COMPATIBLE,STRICT",
             "cpu": {"vendor": "AuthenticAMD", "model": "AMD EPYC"}}
 NATIVE = {**PORTABLE, "numerics": "native", "isa": "AVX512", "blas_mode": "OFF"}

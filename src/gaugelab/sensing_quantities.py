@@ -76,10 +76,12 @@ def _spread(table: pd.DataFrame | None, method: str, lr: float, q: str = "rec") 
 def bundle_identity(experiment: str, exp: dict, shard: int, shards: int, seeds: list[int],
                     perturbations: list[float], dtype: str, chaotic: float | None = None) -> tuple[dict, dict]:
     """What a sensitivity bundle is and the settings it depends on (records.write_bundle): which
-    cells it reruns follows from the experiment's runs and its selection rule (an ensemble's, also
-    from the first reruns and the ``chaotic`` threshold)."""
+    cells it reruns follows from the experiment's runs and the rule that picks them
+    (:func:`rerun_rule`; an ensemble's, also from the first reruns and the ``chaotic`` threshold),
+    so a bundle made under another rule is set aside, not read as this one."""
     what = {"experiment": experiment, "shard": int(shard), "shards": int(shards)}
-    settings = {"experiment": exp, "seeds": list(seeds), "perturbations": list(perturbations), "dtype": dtype}
+    settings = {"experiment": exp, "seeds": list(seeds), "perturbations": list(perturbations), "dtype": dtype,
+                "cells": rerun_rule(experiment)}
     if chaotic is not None:
         what["ensemble"], settings["chaotic"] = True, float(chaotic)
     return what, settings
@@ -383,8 +385,20 @@ def reruns(experiment: str) -> list[tuple[str, list[str] | None]]:
     return RERUN.get(experiment, [])
 
 
+# The cells the zoo and the lr-sensitivity control rerun beyond RERUN's (rerun_cells).
+EXTRA_CELLS = {"zoo": "Table 2's selected lr, its runner-up and the published lr of each method",
+               "lr_sensitivity": "each method's flow-limit cell"}
+
+
+def rerun_rule(experiment: str) -> list[str]:
+    """Which cells of an experiment are rerun, in words: part of its bundles' identity."""
+    rules = [f"{rule} selected: {', '.join(methods) if methods else 'every method'}"
+             for rule, methods in reruns(experiment)]
+    return rules + ([EXTRA_CELLS[experiment]] if experiment in EXTRA_CELLS else [])
+
+
 def has_reruns(experiment: str) -> bool:
-    return experiment in ("zoo", "lr_sensitivity") or bool(reruns(experiment))
+    return bool(rerun_rule(experiment))
 
 
 def rerun_grids(experiment: str, settings: dict) -> dict[str, list[float]]:

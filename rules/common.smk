@@ -21,6 +21,7 @@ from gaugelab import corpus as gaugelab_corpus
 from gaugelab import controls as gaugelab_controls
 from gaugelab import dial as gaugelab_dial
 from gaugelab import harness as gaugelab_harness
+from gaugelab import phase as gaugelab_phase
 from gaugelab import records as gaugelab_records
 from gaugelab import runner as gaugelab_runner
 from gaugelab import runtime as gaugelab_runtime
@@ -56,6 +57,24 @@ SENSING_EXPERIMENTS = list(SENSING)
 # rows) and the products its family contributes to the default target.
 COMPARISON_PARTS = []
 DEFAULT_TARGETS = []
+# Opt-in targets (`snakemake section8`): target -> its comparison part, its products and its
+# sensing experiments. Once it has run (its part exists) or when it is asked for, its rows join
+# the comparison, its records the numerics table and its products `rule all` and the report.
+OPT_IN = {}
+
+
+def opt_in_ran():
+    """The opt-in targets asked for on this command line or run before (their part exists)."""
+    asked = set(getattr(workflow.dag_settings, "targets", None) or ())
+    return [target for target, opt in OPT_IN.items() if target in asked or Path(opt["part"]).exists()]
+
+
+def comparison_parts(wildcards):
+    return COMPARISON_PARTS + [OPT_IN[target]["part"] for target in opt_in_ran()]
+
+
+def opt_in_products(wildcards=None):
+    return [path for target in opt_in_ran() for path in OPT_IN[target]["products"]]
 
 
 wildcard_constraints:
@@ -238,8 +257,11 @@ def twin_runs(*set_names):
 
 
 def comparison_records():
-    """Every record the default target's comparison rests on (the numerics table reads them)."""
-    paths = [p for e in SENSING_EXPERIMENTS for p in experiment_runs(e)]
+    """Every record the comparison rests on (the numerics table reads them): the default target's
+    and those of the opt-in targets that ran."""
+    ran = opt_in_ran()
+    skipped = {e for target, opt in OPT_IN.items() if target not in ran for e in opt["experiments"]}
+    paths = [p for e in SENSING_EXPERIMENTS if e not in skipped for p in experiment_runs(e)]
     paths += [p for e in RERUN_EXPERIMENTS for p in sensitivity_bundles(e)]
     paths += dial_runs() + twin_runs()
     paths += [gaugelab_suite64.step1_path(model) for model in config["table9"]["configs"]]

@@ -20,7 +20,7 @@ rule numerics:
 
 rule comparison:
     input:
-        parts=lambda wildcards: COMPARISON_PARTS,
+        parts=comparison_parts,
         numerics="results/paper/numerics.csv",
         set_aside=checked_files(
             "results/paper/comparison.csv", "results/paper/comparison.html", "results/paper/macros.tex"
@@ -64,7 +64,7 @@ rule report_pages:
     conda:
         "../envs/gaugelab.yaml"
     params:
-        products=lambda w: [str(p) for p in DEFAULT_TARGETS],
+        products=lambda w: [str(p) for p in DEFAULT_TARGETS + opt_in_products()],
     message:
         "The report's landing page (the verdict first) and the reproduction appendix"
     script:

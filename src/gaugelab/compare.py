@@ -116,14 +116,19 @@ def requirement(v: published.Value) -> str:
     return "equal" if v.tolerance == 0 else f"± {v.tolerance:g}"
 
 
+# What makes a value of each non-default target (published.Value.target), for its `not run here` note.
+TARGETS = {"gpu": "`snakemake gpu` (the full-length float64 runs)",
+           "section8": "`snakemake section8` (Section 8's phase diagram, opt-in)",
+           "phase_fine": "the phase diagram's GPU fine grid (sensing.md §13.3), which this workflow does not run yet"}
+
+
 def row(v: published.Value, found: Found | None) -> dict:
     """One comparison row; ``found`` None: not run here."""
     base = {"section": published.section(v.source), "source": v.source, "row": v.row, "quantity": v.quantity,
             "published": v.printed, "published_value": v.value, "tolerance": requirement(v),
             "where": v.where, "why": v.why}
     if found is None:
-        target = ("`snakemake gpu` (the full-length float64 runs)" if v.target == "gpu"
-                  else "a configuration that runs it")
+        target = TARGETS.get(v.target, "a configuration that runs it")
         return {**base, "reproduced": math.nan, "at": "", "abs_diff": math.nan, "sensitivity": math.nan,
                 "verdict": NOT_RUN, "note": f"needs {target}"}
     diff = abs(found.value - v.value) if math.isfinite(found.value) else math.nan

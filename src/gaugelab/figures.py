@@ -313,3 +313,62 @@ def figure_lr_sensitivity(rows: list[dict], published: dict[str, dict[str, float
                        title=title, title_fontsize=7.6)
     legend.get_title().set_color(MUTED)
     return fig
+
+
+# --- Section 8: the phase diagram (spec §15.4) ----------------------------------------------------
+
+PHASE_ORDER = (cards.ADAM, cards.SHAMPOO, cards.GD, cards.MUON)  # draw order; the legend follows cards
+
+
+def figure_phase(table, tau_star: float, published_tau: float | None = None, title: str = ""):
+    """Mean rec at lr* ± one population sd against the tail amplitude tau, one curve per method
+    (``table``: phase.selected's rows of one arm), the crossing tau* where Muon cedes to GD as a
+    dashed line, and the paper's tau* as an open marker on the axis. Annotations follow the
+    computed values, not the paper's coordinates (§15.4: the line follows the computed tau*)."""
+    house_style()
+    fig, ax = plt.subplots(figsize=(4.15, 2.32))
+    curves = {}
+    for method in PHASE_ORDER:
+        rows = table[table["method"] == method].sort_values("tau")
+        if not len(rows):
+            continue
+        colour = cards.colour(method) or INK
+        tau, rec, sd = rows["tau"].to_numpy(), rows["rec"].to_numpy(), rows["rec_sd"].to_numpy()
+        ax.fill_between(tau, rec - sd, rec + sd, color=colour, alpha=0.12, lw=0)
+        ax.plot(tau, rec, color=colour, lw=1.9, marker="o", ms=3.8, mew=0, label=cards.plain(method))
+        curves[method] = dict(zip(tau, rec))
+    if math.isfinite(tau_star):
+        ax.axvline(tau_star, color=MUTED, lw=0.9, dashes=(4, 3))
+        ax.text(tau_star - 0.012, 0.135, f"$\\tau^\\ast\\approx{tau_star:g}$\n({100 * tau_star ** 2:.0f}% tail energy)",
+                ha="right", fontsize=8.4, color=MUTED)
+        muon = curves.get(cards.MUON, {})
+        if tau_star in muon:
+            ax.annotate("Muon cedes to GD", xy=(tau_star, muon[tau_star]), xytext=(tau_star + 0.115, 0.235),
+                        color=cards.colour(cards.MUON), fontsize=8.2,
+                        arrowprops=dict(arrowstyle="->", color=cards.colour(cards.MUON), lw=0.8,
+                                        connectionstyle="arc3,rad=-0.25"))
+    adam = curves.get(cards.ADAM, {})
+    if adam and all(adam[t] >= max(c.get(t, -math.inf) for c in curves.values()) for t in adam):
+        at = sorted(adam)[len(adam) // 2]
+        ax.annotate("coordinate-wise baseline:\nAdam highest at every $\\tau$", xy=(at, adam[at]),
+                    xytext=(0.145, 0.86), color=cards.colour(cards.ADAM), fontsize=8.2,
+                    bbox=dict(boxstyle="square,pad=0.2", fc="white", ec="none"),
+                    arrowprops=dict(arrowstyle="->", color=cards.colour(cards.ADAM), lw=0.8,
+                                    connectionstyle="arc3,rad=-0.2"))
+    if published_tau is not None:
+        mark_published(ax, [published_tau], [0.0], s=26)
+    ax.set_xlabel("target tail amplitude τ   (τ² = fraction of target energy in the tail)")
+    ax.set_ylabel("recovery error")
+    ax.set_ylim(0, 1)
+    ax.set_xlim(-0.01, 0.52)
+    handles, labels = ax.get_legend_handles_labels()
+    order = [labels.index(cards.plain(m)) for m in (cards.GD, cards.ADAM, cards.MUON, cards.SHAMPOO)
+             if cards.plain(m) in labels]
+    handles, labels = [handles[i] for i in order], [labels[i] for i in order]
+    if published_tau is not None:
+        handles.append(published_handle("published τ*"))
+        labels.append("published τ*")
+    ax.legend(handles, labels, loc="upper left", frameon=False, fontsize=8.6)
+    if title:
+        ax.set_title(title, fontsize=8.6, color=MUTED)
+    return fig

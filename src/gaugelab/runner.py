@@ -17,14 +17,23 @@ T = TypeVar("T")
 def problem_size(exp: dict) -> dict:
     """The testbed sizes an experiment config implies, including the derived m."""
     m = sensing.measurements(exp["n"], exp["rank"], exp["measurements_per_dof"])
-    return {"n": exp["n"], "rank": exp["rank"], "width": exp["width"], "m": m}
+    return {"n": exp["n"], "rank": exp["rank"], "width": exp["width"], "m": m, **_tail(exp)}
+
+
+def _tail(exp: dict) -> dict:
+    """The spectral tail's amplitude where the target has one (Section 8); nothing otherwise, so the
+    settings of every plain-target run stay as they are."""
+    return {} if exp.get("tail") is None else {"tail": float(exp["tail"])}
 
 
 def prepare(exp: dict, seed: int, dtype: str, device: torch.device):
     """Instance and initial factors of one seed. Draws are float32 on the CPU (spec §1.2-1.5);
     float64 runs cast them and recompute y after the cast."""
     size = problem_size(exp)
-    inst = sensing.make_instance(size["n"], size["rank"], size["m"], seed)
+    if exp.get("tail") is None:
+        inst = sensing.make_instance(size["n"], size["rank"], size["m"], seed)
+    else:  # Section 8's spectral-tail target
+        inst = sensing.make_tail_instance(size["n"], size["rank"], size["m"], seed, exp["tail"])
     u0, v0 = sensing.init_factors(size["n"], size["width"], exp["init"], seed)
     target = runtime.resolve_dtype(dtype)
     if target != torch.float32 or device.type != "cpu":
@@ -83,7 +92,7 @@ def run_settings(exp: dict, method: str, dtype: str) -> dict:
     """Every setting of an experiment that determines one method's runs (the other methods' grids,
     the selection rule and the device do not)."""
     keys = ("n", "rank", "width", "measurements_per_dof", "init", "budget", "tol", "check_every")
-    return {"testbed": "sensing", **{k: exp[k] for k in keys}, "loop": exp.get("loop", "canonical"),
+    return {"testbed": "sensing", **{k: exp[k] for k in keys}, **_tail(exp), "loop": exp.get("loop", "canonical"),
             "early_stop": exp.get("early_stop", True), "dtype": dtype,
             "schedule": "cosine" if method in exp.get("decayed", []) else "const"}
 

@@ -62,6 +62,16 @@ def score_s2(cell: pd.Series, tol: float) -> tuple[float, bool]:
     return (cell["rec"] if gated else cell["rec"] + 10 + cell["train"]), bool(gated)
 
 
+LOOSE_GATE = 1e-4  # S5's gate: the phase diagram's cells need not interpolate to the 1e-7 bar
+
+
+def score_s5(cell: pd.Series, tol: float) -> tuple[float, bool]:
+    """S5 "loose" (phase diagram): gated on mean train < 1e-4, whatever the run's bar ``tol``;
+    otherwise mean rec + 10 + mean train."""
+    gated = cell["train"] < LOOSE_GATE
+    return (cell["rec"] if gated else cell["rec"] + 10 + cell["train"]), bool(gated)
+
+
 def score_s4(cell: pd.Series, tol: float) -> tuple[float, bool]:
     """S4 "dial": a cell where any seed diverged is dropped; gated on mean train < tol;
     otherwise mean rec + 10 (no train term)."""
@@ -89,7 +99,8 @@ def score_s6(cell: pd.Series, tol: float) -> tuple[float, bool]:
     return math.nan, bool(cell["train"] < tol)
 
 
-RULES = {"S1": score_s1, "S2": score_s2, "S3a": score_s3a, "S3b": score_s3b, "S4": score_s4, "S6": score_s6}
+RULES = {"S1": score_s1, "S2": score_s2, "S3a": score_s3a, "S3b": score_s3b, "S4": score_s4, "S5": score_s5,
+         "S6": score_s6}
 # Rules whose gated cells always beat the others, which are only a fallback pool; the rest rank
 # every finite cell on its score (their penalty terms do the gating).
 FALLBACK_RULES = {"S3a", "S3b"}

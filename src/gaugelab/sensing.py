@@ -55,6 +55,25 @@ def make_instance(n: int, rank: int, m: int, seed: int) -> Instance:
     return Instance(A=a, y=a @ x.reshape(-1), X=x)
 
 
+def make_tail_instance(n: int, rank: int, m: int, seed: int, tau: float) -> Instance:
+    """A planted rank-``rank`` head plus a tail of amplitude ``tau`` (spec §1.4, Section 8): U*, V*,
+    then a Gaussian E (an extra draw before A), E projected off U*'s column space and V*'s row
+    space and scaled to the head's norm, X = sqrt(1 - tau²) X_r + tau E (tau²: the tail's share of
+    the energy), then A. At tau = 0 X is the head, yet not Table 2's instance (A comes later)."""
+    g = torch.Generator().manual_seed(seed)
+    u = torch.randn(n, rank, generator=g) / math.sqrt(rank)
+    v = torch.randn(n, rank, generator=g) / math.sqrt(rank)
+    head = u @ v.T
+    e = torch.randn(n, n, generator=g)
+    q_u, q_v = torch.linalg.qr(u).Q, torch.linalg.qr(v).Q
+    e = e - q_u @ (q_u.T @ e)
+    e = e - (e @ q_v) @ q_v.T
+    e = e / (torch.linalg.norm(e) + 1e-12) * torch.linalg.norm(head)
+    x = math.sqrt(1.0 - tau * tau) * head + tau * e
+    a = torch.randn(m, n * n, generator=g)
+    return Instance(A=a, y=a @ x.reshape(-1), X=x)
+
+
 def init_factors(n: int, k: int, scale: float, seed: int) -> tuple[Tensor, Tensor]:
     """U then V, each randn(n, k) * scale, from a generator seeded ``seed + 7`` (spec §1.3)."""
     g = torch.Generator().manual_seed(seed + 7)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from . import controls, records, select, tables
+from . import cards, controls, records, select, tables
 
 
 def twin_summary(path):
@@ -54,6 +54,35 @@ def second_size(summary: pd.DataFrame, tol: float) -> tuple[pd.DataFrame, str, s
     tex, html = tables.simple_table(chosen, columns, ["Method", "lr*", "rec", "erank", "mean train",
                                                       "interpolates"], "Section 5 second size")
     return chosen, tex, html
+
+
+def phase(selected: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
+    """Section 8: the coarse grid per tau (each method's rec at lr*, the verdict, the train check)
+    with tau*, and the schedule control per configuration with its two crossings; the files by
+    the phase_tables rule's output names."""
+    from . import phase as phase_diagram
+
+    grid, schedule = phase_diagram.phase_rows(selected), phase_diagram.schedule_rows(selected)
+    star = phase_diagram.tau_star(selected)
+    methods = [m for m in phase_diagram.METHODS if f"{m} rec" in grid]
+    columns = [("tau", "text", 0), ("tail energy %", "num", 1)]
+    columns += [(f"{m} rec", "num", 4) for m in methods] + [("verdict", "text", 0), ("train check", "text", 0)]
+    header = ["τ", "tail energy %", *[f"{cards.plain(m)} rec" for m in methods], "better", "train < 1e-4"]
+    star_line = (f"τ* = {star:g} ({100 * star ** 2:.0f}% tail energy): the first τ where Muon's rec is no longer "
+                 "below GD's" if star == star else "no crossing: Muon's rec stays below GD's at every τ")
+    tex, html = tables.simple_table(grid.assign(tau=grid["tau"].map("{:g}".format)), columns, header,
+                                    "Section 8 phase diagram, coarse grid", [star_line])
+    crossings = phase_diagram.schedule_crossings(selected)
+    notes = [f"τ* {label}: {value:g}" if value == value else f"{label}: no crossing"
+             for label, value in crossings.items()]
+    notes.append("a floor: no lr passes the gate (train < 1e-4), so the row is a floor, not a bias")
+    shown = schedule.assign(tau=schedule["tau"].map("{:g}".format),
+                            floor=schedule["floor"].map({True: "floor", False: ""}))
+    s_columns = [("config", "text", 0), ("tau", "text", 0), ("lr", "lr", 0), ("rec", "num", 4),
+                 ("rec_sd", "num", 4), ("train", "sci", 0), ("floor", "text", 0)]
+    s_tex, s_html = tables.simple_table(shown, s_columns, ["config", "τ", "lr*", "rec", "sd", "mean train", ""],
+                                        "Section 8 schedule control", notes)
+    return grid, schedule, {"tex": tex, "html": html, "schedule_tex": s_tex, "schedule_html": s_html}
 
 
 def lr_sensitivity(summary: pd.DataFrame, grids: dict[str, list[float]], tol: float) -> tuple[pd.DataFrame, str, str]:
@@ -188,4 +217,6 @@ COMMANDS: dict[str, Command] = {
     "d5": Command("the D.5 summary (results/twins/d5.csv)", _exactly(1), lambda p, cfg: d5(p[0])),
     "table9": Command("the step-1 bundles (results/runs/table9_step1/) and any full-length records",
                       _some, _table9),
+    "phase": Command("Section 8's selected rows (results/section8/selected.csv)", _exactly(1),
+                     lambda p, cfg: tuple(phase(records.read_table(p[0]))[2][k] for k in ("tex", "html"))),
 }

@@ -132,7 +132,7 @@ def _latex_table(comment: str, header: list[str], rows: list[list[str]], notes: 
 _LATEX = {"\\": "\\textbackslash{}", "&": "\\&", "%": "\\%", "$": "\\$", "#": "\\#", "_": "\\_",
           "{": "\\{", "}": "\\}", "~": "\\textasciitilde{}", "^": "\\textasciicircum{}", "<": "$<$", ">": "$>$",
           "≤": "$\\leq$", "≥": "$\\geq$", "×": "$\\times$", "σ": "$\\sigma$", "±": "$\\pm$", "†": "$^\\dagger$",
-          "−": "$-$", "≈": "$\\approx$", "→": "$\\to$", "–": "--", "—": "---", "ᵀ": "$^\\top$"}
+          "−": "$-$", "≈": "$\\approx$", "τ": "$\\tau$", "→": "$\\to$", "–": "--", "—": "---", "ᵀ": "$^\\top$"}
 _SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)e([+-]?\d+)(?![\w.])")
 
 

@@ -233,3 +233,13 @@ for _lr in (1e-3, 3e-3, 1e-2, 3e-2, 0.1):
                       "Section 7 / App. C, arm B: 'restoration is monotone at the four smaller shared rates "
                       "(1e-3 ... 3e-2); at the largest rate (0.1) it is not' (sensing.md §11.3)",
                       "a yes/no outcome (1 = monotone): must be equal", holds=_holds))
+
+# Section 8: the Muon spectral-tail phase diagram (sensing.md §13, §16). tau* is a grid point (the
+# first at or beyond the crossing of Muon's curve with GD's), so it is equal or not.
+PHASE_WHERE = "Section 8 / App. D.9: 'tau* ~ 0.35 on the coarse 3-seed CPU grid; ~ 0.2 on the fine 10-seed grid' (sensing.md §16)"
+SECTION8: list[Value] = [
+    count("Section 8", "tau* (coarse CPU grid, 3 seeds)", "tau_star", 0.35, "≈ 0.35", PHASE_WHERE,
+          "a grid point of the coarse grid (0, 0.05, 0.1, 0.2, 0.35, 0.5): must be equal", target="section8"),
+    count("Section 8", "tau* (fine GPU grid, 10 seeds, n = 40)", "tau_star", 0.2, "≈ 0.2", PHASE_WHERE,
+          "a grid point of the fine grid: must be equal", target="phase_fine"),
+]

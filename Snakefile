@@ -24,6 +24,7 @@ include: "rules/controls.smk"  # Section 5's controls (App. D.1, D.2, D.4, D.7);
 include: "rules/twins.smk"  # Section 6: Table 3, Figure 2, App. D.5
 include: "rules/table9.smk"  # Section 6 in float64: Table 9; the `gpu` target; merging extension
 include: "rules/dial.smk"  # Section 7: the Adam-p dial
+include: "rules/signum_audit.smk"  # App. D.10 (opt-in: `snakemake signum_audit`): signum's audit
 include: "rules/section8.smk"  # Section 8 (opt-in: `snakemake section8`): the Muon phase diagram
 # Beyond the paper: the equivariance diagnostic, the optimizer census (opt-in: `snakemake census`).
 include: "rules/diagnose.smk"

@@ -26,6 +26,7 @@ from gaugelab import records as gaugelab_records
 from gaugelab import runner as gaugelab_runner
 from gaugelab import runtime as gaugelab_runtime
 from gaugelab import sensing_quantities as gaugelab_sq
+from gaugelab import signum_audit as gaugelab_signum_audit
 from gaugelab import twin_summary as gaugelab_twin_summary
 from gaugelab import twins as gaugelab_twins
 

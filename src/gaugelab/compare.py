@@ -119,6 +119,7 @@ def requirement(v: published.Value) -> str:
 # What makes a value of each non-default target (published.Value.target), for its `not run here` note.
 TARGETS = {"gpu": "`snakemake gpu` (the full-length float64 runs)",
            "section8": "`snakemake section8` (Section 8's phase diagram, opt-in)",
+           "signum_audit": "`snakemake signum_audit` (App. D.10's signum audit, opt-in)",
            "phase_fine": "the phase diagram's GPU fine grid (sensing.md §13.3), which this workflow does not run yet"}
 
 

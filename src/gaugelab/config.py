@@ -175,7 +175,8 @@ def _names(get):
     from . import controls, dial, phase
 
     for where, name in (("init_scale/inits", controls.init_arm), ("dial/ps", lambda p: dial.label(p, "rms")),
-                        ("phase_diagram/taus", lambda tau: phase.arm_name(phase.COARSE, tau))):
+                        ("phase_diagram/taus", lambda tau: phase.arm_name(phase.COARSE, tau)),
+                        ("signum_audit/taus", phase.tag)):
         values, seen = get(where), {}
         for i, value in enumerate(values if isinstance(values, list) else []):
             if not _is_number(value):

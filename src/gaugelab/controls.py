@@ -13,7 +13,7 @@ import math
 
 import pandas as pd
 
-from . import cards, phase, select
+from . import cards, phase, select, signum_audit
 
 SCHEDULE_MODES = {"const": "schedule_const", "decay": "schedule_decay", "decay-full": "schedule_decay_full"}
 RMSPROP_MODE, RMSPROP_ARM = "const-60k", "schedule_rmsprop_const"
@@ -73,6 +73,7 @@ def sensing_experiments(config: dict) -> dict[str, dict]:
     out["lr_sensitivity"] = _arm(zoo, lrs["grids"], decayed=lrs["decayed"], selection="S6")
     out.update(schedule_arms(config))
     out.update(phase.arms(config))  # Section 8, opt-in: its jobs run only for `snakemake section8`
+    out.update(signum_audit.arms(config))  # App. D.10, opt-in: `snakemake signum_audit`
     return out
 
 

@@ -47,13 +47,15 @@ Cell = tuple[str, int, float, float]  # method, seed, lr, perturbation of U0
 
 
 def run_batch(experiment: str, exp: dict, cells: list[Cell], *, rules: dict[str, optim.Rule] | None = None,
-              dtype: str = "float32", device: str = "cpu", threads: int | None = None) -> list[dict]:
+              dtype: str = "float32", device: str = "cpu", threads: int | None = None, observe=None,
+              observe_every: int = 0) -> list[dict]:
     """Train every (method, seed, lr, perturbation) cell as one batch; return the records.
 
     ``rules`` maps a method label to its rule (default: the registry's rule of that name; the
     dial passes its Adam-p variants). The seeds' instances are stacked and all methods share the
     product with A; a run's numbers do not depend on the other runs of its batch
-    (sensing.Layout), so any grouping of cells into jobs gives the same records.
+    (sensing.Layout), so any grouping of cells into jobs gives the same records. ``observe`` and
+    ``observe_every``: sensing.train's diagnostics hook.
     """
     dev = runtime.configure(threads=threads, device=device)
     rules = dict(rules or {})
@@ -72,7 +74,8 @@ def run_batch(experiment: str, exp: dict, cells: list[Cell], *, rules: dict[str,
         budget=exp["budget"], decayed=[m in exp.get("decayed", []) for m, _, _, _ in cells], tol=exp["tol"],
         check_every=exp["check_every"], perturbations=[d for _, _, _, d in cells],
         which=[seeds.index(seed) for _, seed, _, _ in cells], loop=loop, early_stop=early_stop,
-        progress=progress.Progress(experiment, len(cells), exp["budget"]))
+        anneal=exp.get("anneal", "cosine"), progress=progress.Progress(experiment, len(cells), exp["budget"]),
+        observe=observe, observe_every=observe_every)
     env = runtime.environment(dtype, dev)
     size = {**problem_size(exp), "init": exp["init"], "budget": exp["budget"], "tol": exp["tol"],
             "check_every": exp["check_every"], "loop": loop, "early_stop": early_stop, "dtype": dtype,
@@ -82,7 +85,7 @@ def run_batch(experiment: str, exp: dict, cells: list[Cell], *, rules: dict[str,
         "seed": seed, "perturbation": r.perturbation, "status": r.status, "steps": r.steps,
         "train": r.train, "rec": r.rec, "erank": r.erank, "nuc": r.nuc, "bal": r.bal,
         "curve": {"step": r.curve_steps, "loss": r.curve_loss},
-        "config": {**size, "schedule": "cosine" if method in exp.get("decayed", []) else "const"},
+        "config": {**size, "schedule": schedule(exp, method)},
         "environment": env,
         "provenance": provenance(experiment, exp, method, r.lr, seed, r.perturbation, dtype),
     } for (method, seed, _, _), r in zip(cells, results)]
@@ -94,7 +97,13 @@ def run_settings(exp: dict, method: str, dtype: str) -> dict:
     keys = ("n", "rank", "width", "measurements_per_dof", "init", "budget", "tol", "check_every")
     return {"testbed": "sensing", **{k: exp[k] for k in keys}, **_tail(exp), "loop": exp.get("loop", "canonical"),
             "early_stop": exp.get("early_stop", True), "dtype": dtype,
-            "schedule": "cosine" if method in exp.get("decayed", []) else "const"}
+            "schedule": schedule(exp, method)}
+
+
+def schedule(exp: dict, method: str) -> str:
+    """A method's lr schedule in an experiment: "const", or its anneal ("cosine" unless the
+    experiment says "linear")."""
+    return exp.get("anneal", "cosine") if method in exp.get("decayed", []) else "const"
 
 
 def provenance(experiment: str, exp: dict, method: str, lr: float, seed: int, perturbation: float,

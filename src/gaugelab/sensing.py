@@ -252,6 +252,14 @@ def cosine_factor(t: int, budget: int) -> float:
     return 0.5 * (1.0 + math.cos(math.pi * t / budget))
 
 
+def linear_factor(t: int, budget: int) -> float:
+    """1 − t/T (the signum audit's "lin" anneal, spec §12), η_T = 0."""
+    return 1.0 - t / budget
+
+
+ANNEALS = {"cosine": cosine_factor, "linear": linear_factor}  # the shape of a decayed run's lr
+
+
 class _Group:
     """The runs of a batch that share one update rule: their rows (one contiguous slice of the
     batch), learning rates and the rule's state. A stackable rule (optim.Rule.stackable) gets
@@ -303,7 +311,8 @@ class _Group:
 def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float], u0: Tensor, v0: Tensor, *,
           budget: int, decayed: bool | list[bool], tol: float = 1e-7, check_every: int = 200,
           perturbations: list[float] | None = None, which: list[int] | None = None,
-          loop: str = "canonical", early_stop: bool = True, progress=None) -> list[RunResult]:
+          loop: str = "canonical", early_stop: bool = True, anneal: str = "cosine", progress=None,
+          observe=None, observe_every: int = 0) -> list[RunResult]:
     """Run the canonical loop (spec §2.1), or the dial loop (§2.2), for every run at once.
 
     The dial loop has no per-step divergence test: at each check it evaluates the post-update
@@ -319,9 +328,16 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
     0) scale each run's U0 by (1 + δ): the sensitivity reruns. Returns one result per run, in
     input order; each run's numbers are independent of the batch it ran in. ``progress`` (a
     :class:`gaugelab.progress.Progress`) hears of every step; it reads only the clock.
+    ``anneal`` is the decayed runs' shape (:data:`ANNEALS`). ``observe(t, factors, runs, states)``,
+    if given, sees every ``observe_every``-th step after its update: the batch's (B, 2, n, k)
+    factors, the run of each row and each rule group's state (the signum audit's diagnostics); it
+    must not change them.
     """
     if loop not in LOOPS:
         raise ValueError(f"unknown loop {loop!r}; use one of {LOOPS}")
+    if anneal not in ANNEALS:
+        raise ValueError(f"unknown anneal {anneal!r}; use one of {tuple(ANNEALS)}")
+    anneal_factor = ANNEALS[anneal]
     dial = loop == "dial"
     inst = inst.stacked()
     count = len(lrs)
@@ -380,9 +396,11 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
             curve_steps.append(t)
             for run, value in zip(active_ids, train_loss.tolist()):
                 curves[run].append(value)
-        factor = cosine_factor(t, budget)
+        factor = anneal_factor(t, budget)
         for group in groups:
             group.step(factors, grads, factor, t)
+        if observe is not None and t % observe_every == 0:
+            observe(t, factors, active_ids, [(group.rows, group.state) for group in groups])
         diverged = None  # (None: no run diverged)
         if not dial:
             check_loss = train_loss

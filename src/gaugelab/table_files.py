@@ -85,6 +85,28 @@ def phase(selected: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, dict[str,
     return grid, schedule, {"tex": tex, "html": html, "schedule_tex": s_tex, "schedule_html": s_html}
 
 
+def signum_audit(table: pd.DataFrame) -> tuple[str, str]:
+    """App. D.10 P2 and P3: signum's mean rec and each seed's per horizon, anneal, tail and lr."""
+    shown = table.assign(tau=table["tau"].map(lambda x: "" if x != x else f"{x:g}"),
+                         steps=table["all steps"].map({True: "all", False: "stopped early"}))
+    columns = [("part", "text", 0), ("T", "int", 0), ("anneal", "text", 0), ("tau", "text", 0), ("lr", "lr", 0),
+               ("rec", "num", 4), ("seed recs", "text", 0), ("steps", "text", 0)]
+    return tables.simple_table(shown, columns, ["part", "T", "anneal", "τ", "lr", "mean rec", "per seed", "steps"],
+                               "App. D.10 signum audit, P2 and P3",
+                               ["P2: horizon × schedule on Table 2's instances; P3: the phase diagram's tail targets",
+                                "steps: whether every run executed all T steps (the audit has no early stop)"])
+
+
+def signum_diagnostics(rows: pd.DataFrame) -> tuple[str, str]:
+    """App. D.10 P1: the diagnostics' seed means at each logged step."""
+    means = rows.drop(columns="seed").groupby("step", as_index=False).mean()
+    names = [c for c in means.columns if c != "step"]
+    columns = [("step", "int", 0)] + [(c, "num", 3) for c in names]
+    return tables.simple_table(means, columns, ["step", *names], "App. D.10 signum audit, P1 diagnostics",
+                               [f"means over {rows['seed'].nunique()} seeds; every seed's row in "
+                                "results/signum_audit/diagnostics.csv"])
+
+
 def lr_sensitivity(summary: pd.DataFrame, grids: dict[str, list[float]], tol: float) -> tuple[pd.DataFrame, str, str]:
     """App. D.2: every (method, lr) cell, the flow-limit row flagged."""
     rows = controls.lr_sensitivity(summary, grids, tol)

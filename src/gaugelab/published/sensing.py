@@ -236,10 +236,22 @@ for _lr in (1e-3, 3e-3, 1e-2, 3e-2, 0.1):
 
 # Section 8: the Muon spectral-tail phase diagram (sensing.md §13, §16). tau* is a grid point (the
 # first at or beyond the crossing of Muon's curve with GD's), so it is equal or not.
-PHASE_WHERE = "Section 8 / App. D.9: 'tau* ~ 0.35 on the coarse 3-seed CPU grid; ~ 0.2 on the fine 10-seed grid' (sensing.md §16)"
+PHASE_WHERE = ("Section 8 / App. D.9: 'tau* ~ 0.35 on the coarse 3-seed CPU grid; ~ 0.2 on the fine 10-seed grid' "
+               "(sensing.md §16)")
 SECTION8: list[Value] = [
     count("Section 8", "tau* (coarse CPU grid, 3 seeds)", "tau_star", 0.35, "≈ 0.35", PHASE_WHERE,
           "a grid point of the coarse grid (0, 0.05, 0.1, 0.2, 0.35, 0.5): must be equal", target="section8"),
     count("Section 8", "tau* (fine GPU grid, 10 seeds, n = 40)", "tau_star", 0.2, "≈ 0.2", PHASE_WHERE,
           "a grid point of the fine grid: must be equal", target="phase_fine"),
+]
+
+# App. D.10: the signum audit (sensing.md §12, §16). Its (T = 2x10^4, cos, 3e-3) cell must be Table
+# 2's signum row: the same runs, so the same numbers bit for bit.
+SIGNUM_AUDIT_LR = 3e-3
+SIGNUM_AUDIT: list[Value] = [
+    claim("App. D.10", "T = 20000, cos, lr 0.003 = Table 2's signum cell", "holds", "the same cell as Table 2's",
+          "App. D.10 / sensing.md §12 P2: 'the (T = 20000, cos, eta = 3e-3) cell must reproduce Table 2's signum "
+          "row (0.4454)'",
+          "a yes/no outcome (1 = the audit's mean rec equals Table 2's bit for bit, every run all T steps)",
+          target="signum_audit"),
 ]

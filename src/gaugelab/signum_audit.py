@@ -1,0 +1,164 @@
+"""App. D.10's signum audit, "recovery without equivariance" (spec: sensing.md §12): is signum's
+Table 2 failure a horizon or budget effect rather than a property of its update class?
+
+Signum only, float32, the Table 2 instances and seeds, every run all T steps (no early stop):
+
+- P1, mechanism diagnostics: cos, T = 4×10⁴, lr 3e-3; every 2000 steps rec, erank, the spectra of
+  U's momentum, of its sign and of U's windowed displacement, the alignment of W's windowed change
+  with X*, and W's top four singular values (:func:`diagnostics`, sensing.train's observe hook).
+- P2, horizon × schedule: T × {cos, lin} × lr, mean rec over seeds and each seed's.
+- P3, spectral tail: the phase diagram's targets (sensing.make_tail_instance), cos, T = 4×10⁴.
+
+P2 and P3 are ordinary sensing experiments. The (T = 2×10⁴, cos) arm is the zoo's own protocol, so
+its runs are Table 2's records, read rather than rerun (controls.run_sources); each of them must
+have run all T steps (:func:`horizon`), which makes it the no-early-stop run the spec asks for.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import torch
+
+from . import cards, phase, sensing
+
+SHAPES = {"cosine": "cos", "linear": "lin"}
+
+
+def horizon_arm(budget: int, anneal: str) -> str:
+    return f"signum_audit_T{budget}_{SHAPES[anneal]}"
+
+
+def tail_arm(tau: float) -> str:
+    return f"signum_audit_tail_tau{phase.tag(tau)}"
+
+
+def arms(config: dict) -> dict[str, dict]:
+    """P2's and P3's arms by name, as sensing experiments (selection S6: every lr reported)."""
+    zoo, audit = config["zoo"], config["signum_audit"]
+    base = {**zoo, "grids": {cards.SIGNUM: list(audit["lrs"])}, "decayed": [cards.SIGNUM], "selection": "S6",
+            "strict": False, "early_stop": False}
+    out = {}
+    for budget in audit["budgets"]:
+        for anneal in audit["anneals"]:
+            arm = {**base, "budget": int(budget), "anneal": anneal}
+            if int(budget) == zoo["budget"] and anneal == "cosine":
+                arm = {**arm, "early_stop": zoo.get("early_stop", True)}  # the zoo's runs (module docstring)
+                del arm["anneal"]  # the zoo's settings name no anneal: cosine is the default
+            out[horizon_arm(int(budget), anneal)] = arm
+    for tau in audit["taus"]:
+        out[tail_arm(tau)] = {**base, "budget": int(audit["long_budget"]), "tail": float(tau)}
+    return out
+
+
+def diagnostics_experiment(config: dict) -> dict:
+    """P1's runs: signum at one lr, cos, the long budget, no early stop."""
+    zoo, audit = config["zoo"], config["signum_audit"]
+    return {**zoo, "grids": {cards.SIGNUM: [audit["diagnose_lr"]]}, "decayed": [cards.SIGNUM], "selection": "S6",
+            "strict": False, "early_stop": False, "budget": int(audit["long_budget"])}
+
+
+def _spectrum(x: torch.Tensor) -> tuple[float, float]:
+    """σ₁/σ₂ and the top-energy fraction σ₁²/Σσ² of a matrix (NaN for a zero matrix)."""
+    s = torch.linalg.svdvals(x.double())
+    energy = float((s * s).sum())
+    if energy == 0:
+        return math.nan, math.nan
+    return float(s[0] / s[1]) if s[1] > 0 else math.inf, float(s[0] ** 2) / energy
+
+
+class Diagnostics:
+    """sensing.train's observe hook for P1: one row per run every ``every`` steps (spec §12 P1).
+    The windowed quantities compare with the factors ``every`` steps earlier (at t = every, with
+    the initial ones)."""
+
+    def __init__(self, targets: list[torch.Tensor], seeds: list[int], factors0: torch.Tensor):
+        self.targets, self.seeds = targets, seeds
+        self.previous = {run: factors0[run].clone() for run in range(len(seeds))}
+        self.rows: list[dict] = []
+
+    def __call__(self, t: int, factors: torch.Tensor, runs: list[int], groups) -> None:
+        (rows, state), = groups  # one rule: signum, stacked (its momentum m is (B, 2, n, k))
+        momentum = state["m"][0]
+        for row, run in enumerate(runs):
+            u, v = factors[row, 0], factors[row, 1]
+            x = self.targets[run]
+            m = sensing.metrics(x, u[None], v[None])
+            w, w_before = u @ v.T, self.previous[run][0] @ self.previous[run][1].T
+            dw = (w - w_before).double()
+            ratio_m, top_m = _spectrum(momentum[row, 0])
+            ratio_s, top_s = _spectrum(torch.sign(momentum[row, 0]))
+            ratio_d, top_d = _spectrum(u - self.previous[run][0])
+            denom = float(torch.linalg.norm(dw) * torch.linalg.norm(x.double()))
+            sigma = torch.linalg.svdvals(w.double())[:4].tolist()
+            self.rows.append({
+                "seed": self.seeds[run], "step": t, "rec": float(m["rec"]), "erank": float(m["erank"]),
+                "momentum s1/s2": ratio_m, "momentum top energy": top_m,
+                "sign s1/s2": ratio_s, "sign top energy": top_s,
+                "dU s1/s2": ratio_d, "dU top energy": top_d,
+                "alignment dW.X*": float((dw * x.double()).sum()) / denom if denom else math.nan,
+                **{f"W s{i + 1}": value for i, value in enumerate(sigma)},
+            })
+            self.previous[run] = factors[row].clone()
+
+
+def horizon(summaries: dict[str, pd.DataFrame], runs: dict[str, pd.DataFrame], config: dict) -> pd.DataFrame:
+    """P2 and P3 in one table: per arm and lr the mean rec over seeds, each seed's rec and whether
+    every run executed all T steps (the audit has no early stop). ``runs``: each arm's run records
+    (select.frame), those it shares with the zoo included."""
+    audit, rows = config["signum_audit"], []
+    for (budget, anneal, tau), name in arm_keys(config).items():
+        cells, arm_runs = summaries[name], runs[name]
+        for lr in audit["lrs"]:
+            cell = arm_runs[(arm_runs["lr"] == lr) & (arm_runs["perturbation"] == 0)].sort_values("seed")
+            hit = cells[cells["lr"] == lr]
+            rows.append({"part": "P2" if tau is None else "P3", "T": budget, "anneal": SHAPES[anneal],
+                         "tau": math.nan if tau is None else tau, "lr": lr,
+                         "rec": float(hit["rec"].iloc[0]) if len(hit) else math.nan,
+                         "seed recs": " ".join(f"{r:.4f}" for r in cell["rec"]),
+                         "all steps": bool(len(cell)) and bool((cell["steps"] == budget).all())})
+    return pd.DataFrame(rows)
+
+
+def arm_keys(config: dict) -> dict[tuple, str]:
+    """(T, anneal, tau or None) -> the arm's name, P2's then P3's."""
+    audit = config["signum_audit"]
+    keys = {(int(b), a, None): horizon_arm(int(b), a) for b in audit["budgets"] for a in audit["anneals"]}
+    keys.update({(int(audit["long_budget"]), "cosine", float(tau)): tail_arm(tau) for tau in audit["taus"]})
+    return keys
+
+
+def consistency(table: pd.DataFrame, zoo_summary: pd.DataFrame, budget: int, lr: float) -> dict:
+    """The audit's (T = ``budget``, cos, ``lr``) cell against Table 2's signum cell at that lr
+    (published.SIGNUM_AUDIT): equal bit for bit, and every run of it executed all T steps."""
+    from .compare import Found
+
+    hit = table[(table["part"] == "P2") & (table["T"] == budget) & (table["anneal"] == "cos") & (table["lr"] == lr)]
+    zoo = zoo_summary[(zoo_summary["method"] == cards.SIGNUM) & (zoo_summary["lr"] == lr)]
+    if not len(hit) or not len(zoo):
+        return {}
+    audit_rec, table2_rec, full = float(hit["rec"].iloc[0]), float(zoo["rec"].iloc[0]), bool(hit["all steps"].iloc[0])
+    holds = audit_rec == table2_rec and full
+    note = (f"audit {audit_rec!r}, Table 2 {table2_rec!r}"
+            + ("" if full else f"; a run stopped before T = {budget}: not the no-early-stop run"))
+    from .published import SIGNUM_AUDIT
+
+    return {SIGNUM_AUDIT[0].key: Found(1.0 if holds else 0.0, f"signum_audit_T{budget}_cos, lr {lr:g}", note=note)}
+
+
+def run_diagnostics(config: dict, dtype: str = "float32", device: str = "cpu") -> tuple[pd.DataFrame, list[dict]]:
+    """P1: signum's runs of :func:`diagnostics_experiment`, one per seed as one batch, observed
+    every ``diagnose_every`` steps; the diagnostics and the runs' records."""
+    from . import runner, runtime
+
+    audit, seeds = config["signum_audit"], list(config["seeds"])
+    exp = diagnostics_experiment(config)
+    dev = runtime.configure(device=device)
+    prepared = [runner.prepare(exp, seed, dtype, dev) for seed in seeds]
+    factors0 = torch.stack([torch.stack([u0, v0]) for _, u0, v0 in prepared])
+    observer = Diagnostics([inst.X for inst, _, _ in prepared], seeds, factors0)
+    recs = runner.run_batch("signum_audit_diagnostics", exp,
+                            [(cards.SIGNUM, seed, float(audit["diagnose_lr"]), 0.0) for seed in seeds],
+                            dtype=dtype, device=device, observe=observer, observe_every=int(audit["diagnose_every"]))
+    return pd.DataFrame(observer.rows), recs

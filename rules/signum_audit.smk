@@ -1,6 +1,6 @@
 # App. D.10 (opt-in: `snakemake signum_audit`): signum's audit (sensing.md §12). P2's and P3's arms
-# are ordinary sensing experiments (rules/sensing.smk trains them; the (2x10^4, cos) arm reads
-# Table 2's records); P1's diagnostics are one job; here the tables and the consistency row.
+# are ordinary sensing experiments (rules/sensing.smk trains them); P1's diagnostics are one job;
+# here the tables and the row beside Table 2's signum, read against Table 2's cell's ensemble.
 
 AUDIT_ARMS = gaugelab_signum_audit.arm_keys(config)  # (T, anneal, tau or None) -> sensing experiment
 AUDIT_TABLES = [
@@ -80,6 +80,8 @@ rule signum_audit_comparison:
     input:
         table=AUDIT_TABLES[0],
         zoo_summary="results/zoo/summary.csv",
+        zoo_runs=experiment_runs("zoo"),
+        zoo_sensitivity=sensitivity_bundles("zoo"),
         set_aside=checked_files("results/signum_audit/comparison.csv"),
     output:
         "results/signum_audit/comparison.csv",

@@ -1,15 +1,20 @@
-"""App. D.10's published claim beside the reproduction: the audit's (T, cos, 3e-3) cell is Table 2's."""
+"""App. D.10's published value beside the reproduction: the audit's (T, cos, 3e-3) cell against Table
+2's signum row, read against the ensemble of Table 2's cell."""
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import compare, published, records, signum_audit  # noqa: E402
+from gaugelab import compare, published, records, select, signum_audit  # noqa: E402
+from gaugelab import sensing_quantities as sq  # noqa: E402
 
 table = records.read_table(snakemake.input.table)
 zoo = records.read_table(snakemake.input.zoo_summary)
-found = signum_audit.consistency(table, zoo, snakemake.params.budget, published.SIGNUM_AUDIT_LR)
+recs = [records.read(path) for path in snakemake.input.zoo_runs]
+recs += [r for path in snakemake.input.zoo_sensitivity for r in records.read_bundle(path)]
+spread = sq._spread(sq.sensitivity(select.frame(recs)), "signum", published.SIGNUM_AUDIT_LR)
+found = signum_audit.consistency(table, zoo, spread, snakemake.params.budget, published.SIGNUM_AUDIT_LR)
 rows = compare.rows(published.SIGNUM_AUDIT, found)
 records.write_table(rows, snakemake.output[0])
 print(rows.to_string())

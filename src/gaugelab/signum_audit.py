@@ -9,9 +9,10 @@ Signum only, float32, the Table 2 instances and seeds, every run all T steps (no
 - P2, horizon × schedule: T × {cos, lin} × lr, mean rec over seeds and each seed's.
 - P3, spectral tail: the phase diagram's targets (sensing.make_tail_instance), cos, T = 4×10⁴.
 
-P2 and P3 are ordinary sensing experiments. The (T = 2×10⁴, cos) arm is the zoo's own protocol, so
-its runs are Table 2's records, read rather than rerun (controls.run_sources); each of them must
-have run all T steps (:func:`horizon`), which makes it the no-early-stop run the spec asks for.
+P2 and P3 are ordinary sensing experiments. The (T = 2×10⁴, cos) arm is not Table 2's runs: those
+stop early once signum's train loss is below the bar (at step 19 600 in every seed here), the
+audit's run all T steps; its row is held against Table 2's printed value and read against the
+ensemble of Table 2's cell (the same instance, seeds and lr), which it continues.
 """
 
 from __future__ import annotations
@@ -42,11 +43,7 @@ def arms(config: dict) -> dict[str, dict]:
     out = {}
     for budget in audit["budgets"]:
         for anneal in audit["anneals"]:
-            arm = {**base, "budget": int(budget), "anneal": anneal}
-            if int(budget) == zoo["budget"] and anneal == "cosine":
-                arm = {**arm, "early_stop": zoo.get("early_stop", True)}  # the zoo's runs (module docstring)
-                del arm["anneal"]  # the zoo's settings name no anneal: cosine is the default
-            out[horizon_arm(int(budget), anneal)] = arm
+            out[horizon_arm(int(budget), anneal)] = {**base, "budget": int(budget), "anneal": anneal}
     for tau in audit["taus"]:
         out[tail_arm(tau)] = {**base, "budget": int(audit["long_budget"]), "tail": float(tau)}
     return out
@@ -129,22 +126,24 @@ def arm_keys(config: dict) -> dict[tuple, str]:
     return keys
 
 
-def consistency(table: pd.DataFrame, zoo_summary: pd.DataFrame, budget: int, lr: float) -> dict:
-    """The audit's (T = ``budget``, cos, ``lr``) cell against Table 2's signum cell at that lr
-    (published.SIGNUM_AUDIT): equal bit for bit, and every run of it executed all T steps."""
+def consistency(table: pd.DataFrame, zoo_summary: pd.DataFrame, zoo_spread: dict, budget: int, lr: float) -> dict:
+    """The audit's (T = ``budget``, cos, ``lr``) cell beside Table 2's signum row
+    (published.SIGNUM_AUDIT), read against the ensemble of Table 2's cell (``zoo_spread``:
+    sensing_quantities' spread of the zoo's signum cell at ``lr``)."""
     from .compare import Found
+    from .published import SIGNUM_AUDIT
 
     hit = table[(table["part"] == "P2") & (table["T"] == budget) & (table["anneal"] == "cos") & (table["lr"] == lr)]
     zoo = zoo_summary[(zoo_summary["method"] == cards.SIGNUM) & (zoo_summary["lr"] == lr)]
-    if not len(hit) or not len(zoo):
+    if not len(hit):
         return {}
-    audit_rec, table2_rec, full = float(hit["rec"].iloc[0]), float(zoo["rec"].iloc[0]), bool(hit["all steps"].iloc[0])
-    holds = audit_rec == table2_rec and full
-    note = (f"audit {audit_rec!r}, Table 2 {table2_rec!r}"
-            + ("" if full else f"; a run stopped before T = {budget}: not the no-early-stop run"))
-    from .published import SIGNUM_AUDIT
-
-    return {SIGNUM_AUDIT[0].key: Found(1.0 if holds else 0.0, f"signum_audit_T{budget}_cos, lr {lr:g}", note=note)}
+    full = bool(hit["all steps"].iloc[0])
+    note = (f"Table 2's cell {float(zoo['rec'].iloc[0]):.4f} (its runs stop at the bar; the audit's run all "
+            f"{budget} steps); read against Table 2's cell's ensemble" if len(zoo) else "")
+    if not full:
+        note += "; a run stopped before T: not the no-early-stop run"
+    return {SIGNUM_AUDIT[0].key: Found(float(hit["rec"].iloc[0]), f"signum_audit_T{budget}_cos, lr {lr:g}",
+                                       note=note, **zoo_spread)}
 
 
 def run_diagnostics(config: dict, dtype: str = "float32", device: str = "cpu") -> tuple[pd.DataFrame, list[dict]]:

@@ -101,7 +101,7 @@ def test_the_landing_page_renders_with_the_verdict_first(page, smoke, tmp_path):
     # the verdict first: the counts per verdict and section, and every row that is not exact
     comparison = pd.read_csv(smoke / "results/paper/comparison.csv", keep_default_na=False)
     counts = comparison["verdict"].value_counts()
-    assert f"{len(comparison)} published numbers and claims of Sections 5–7" in text
+    assert f"{len(comparison)} published numbers and claims of Sections 5–8" in text
     for verdict, n in counts.items():
         assert f"{n} {verdict}" in text, verdict
     assert "System Message" not in page.page_source  # docutils' warnings, rendered into the page

@@ -219,7 +219,7 @@ def landing_rst(intro: str, comparison: pd.DataFrame, sections: dict[str, list[s
              *_TOP_ALIGNED, "Verdict", "-------", ""]
     total = len(comparison)
     summary = ", ".join(f"{int(table.loc['all', v])} {v}" for v in compare.VERDICTS)
-    lines += [f"{total} published numbers and claims of Sections 5–7: {summary}.", ""]
+    lines += [f"{total} published numbers and claims of Sections 5–8: {summary}.", ""]
     if numerics is not None and len(numerics):
         lines += [f"The comparison rests on {_rst_text(provenance(numerics))}.", ""]
     lines += _rst_table(["section", *compare.VERDICTS, "rows"],

@@ -6,14 +6,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import compare, published, records, select, signum_audit  # noqa: E402
+from gaugelab import cards, compare, published, records, select, signum_audit  # noqa: E402
 from gaugelab import sensing_quantities as sq  # noqa: E402
 
 table = records.read_table(snakemake.input.table)
 zoo = records.read_table(snakemake.input.zoo_summary)
 recs = [records.read(path) for path in snakemake.input.zoo_runs]
 recs += [r for path in snakemake.input.zoo_sensitivity for r in records.read_bundle(path)]
-spread = sq._spread(sq.sensitivity(select.frame(recs)), "signum", published.SIGNUM_AUDIT_LR)
+spread = sq._spread(sq.sensitivity(select.frame(recs)), cards.SIGNUM, published.SIGNUM_AUDIT_LR)
 found = signum_audit.consistency(table, zoo, spread, snakemake.params.budget, published.SIGNUM_AUDIT_LR)
 rows = compare.rows(published.SIGNUM_AUDIT, found)
 records.write_table(rows, snakemake.output[0])

@@ -124,6 +124,12 @@ def test_snakemake_section8_on_the_smoke_configuration(tmp_path):
     assert (tmp_path / "results" / "figures" / "phase.png").stat().st_size > 10_000
     assert "muon (no decay)" in (tmp_path / "results" / "tables" / "phase_schedule.html").read_text()
     assert "$\\tau$" in (tmp_path / "results" / "tables" / "phase.tex").read_text()
+    out = tmp_path / "cli" / "phase.tex"  # `gaugelab table phase` renders the job's table byte for byte
+    selected = tmp_path / "results" / "section8" / "selected.csv"
+    subprocess.run([sys.executable, "-m", "gaugelab.cli", "table", "phase", str(selected), "--config", str(SMOKE),
+                    "-o", str(out)], check=True, capture_output=True)
+    for suffix in (".tex", ".html"):
+        assert out.with_suffix(suffix).read_bytes() == (tmp_path / f"results/tables/phase{suffix}").read_bytes()
     dag = _snakemake(tmp_path, "--dag", "--cores", "1", "results/paper/comparison.csv")
     assert dag.returncode == 0 and "phase_comparison" in dag.stdout
     again = _snakemake(tmp_path, "section8", "-n", "--cores", "1")

@@ -10,6 +10,8 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 from gaugelab import sealed  # noqa: E402
 
+sealed.made_from_job(snakemake)  # the seal of every file it writes names its inputs
+
 tex = Path(snakemake.input.tex)
 if shutil.which("pdflatex") is None:
     sys.exit("gaugelab: pdflatex not found: install TeX Live (Debian: texlive-latex-base texlive-latex-recommended)")

@@ -8,6 +8,8 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 from gaugelab import controls, records, sealed, tables  # noqa: E402
 
+sealed.made_from_job(snakemake)  # the seal of every file it writes names its inputs
+
 counts = controls.classification(records.read_table(snakemake.input.zoo_summary),
                                  records.read_table(snakemake.input.schedule))
 records.write_table(counts, snakemake.output.csv)

@@ -11,6 +11,8 @@ import pandas as pd  # noqa: E402
 from gaugelab import compare, records, sealed  # noqa: E402
 from gaugelab import comparison_pages as pages  # noqa: E402
 
+sealed.made_from_job(snakemake)  # the seal of every file it writes names its inputs
+
 TEXT = {c: str for c in ("published", "at", "tolerance", "where", "why", "note")}
 parts = pd.concat([records.read_table(path, keep_default_na=False, na_values=[""], dtype=TEXT)
                    for path in snakemake.input.parts], ignore_index=True)

@@ -9,6 +9,8 @@ import pandas as pd  # noqa: E402
 
 from gaugelab import diagnose, records, sealed, tables  # noqa: E402
 
+sealed.made_from_job(snakemake)  # the seal of every file it writes names its inputs
+
 rows = diagnose.summary_rows([diagnose.read_bundle(path) for path in snakemake.input.runs])
 records.write_table(pd.DataFrame(rows), snakemake.output.summary, float_format="%.6g")
 sealed.write(snakemake.output.tex, tables.diagnosis_latex(rows))

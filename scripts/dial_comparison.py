@@ -6,8 +6,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import compare, published, records, select  # noqa: E402
+from gaugelab import compare, published, records, sealed, select  # noqa: E402
 from gaugelab import sensing_quantities as sq  # noqa: E402
+
+sealed.made_from_job(snakemake)  # the seal of every file it writes names its inputs
 
 recs = [records.read(path) for path in snakemake.input.runs]
 recs += [r for path in snakemake.input.sensitivity for r in records.read_bundle(path)]

@@ -7,6 +7,8 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 from gaugelab import records, sealed, table_files  # noqa: E402
 
+sealed.made_from_job(snakemake)  # the seal of every file it writes names its inputs
+
 p = snakemake.params
 summaries = {scale: records.read_table(path) for scale, path in zip(p.inits, snakemake.input.summaries)}
 zoo = records.read_table(snakemake.input.zoo_summary)

@@ -7,6 +7,8 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 from gaugelab import records, sealed, table_files  # noqa: E402
 
+sealed.made_from_job(snakemake)  # the seal of every file it writes names its inputs
+
 p = snakemake.params
 rows, tex, html = table_files.lr_sensitivity(records.read_table(snakemake.input[0]), p.grids, p.tol)
 records.write_table(rows, snakemake.output.csv)

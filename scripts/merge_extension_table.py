@@ -9,6 +9,8 @@ import pandas as pd  # noqa: E402
 
 from gaugelab import merge, records, sealed  # noqa: E402
 
+sealed.made_from_job(snakemake)  # the seal of every file it writes names its inputs
+
 rows = [records.load(p, records.MERGE_SCHEMA) for p in snakemake.input.runs]
 flat = pd.DataFrame([{k: v for k, v in r.items() if not isinstance(v, (dict, list)) and k not in ("schema", "digest")}
                      for r in rows])

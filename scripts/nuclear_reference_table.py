@@ -7,6 +7,8 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 from gaugelab import nuclear, records, sealed, table_files  # noqa: E402
 
+sealed.made_from_job(snakemake)  # the seal of every file it writes names its inputs
+
 summary, tex, html = table_files.nuclear_reference([nuclear.read(path) for path in snakemake.input.runs])
 records.write_table(summary, snakemake.output.csv)
 sealed.write(snakemake.output.tex, tex)

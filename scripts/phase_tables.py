@@ -8,6 +8,8 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 from gaugelab import phase, records, sealed, table_files  # noqa: E402
 
+sealed.made_from_job(snakemake)  # the seal of every file it writes names its inputs
+
 summaries = {(mode, float(tau)): records.read_table(path)
              for (mode, tau), path in zip(snakemake.params.arms, snakemake.input.summaries)}
 selected = phase.selected(summaries)

@@ -10,6 +10,8 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 from gaugelab import records, sealed  # noqa: E402
 from gaugelab import comparison_pages as pages  # noqa: E402
 
+sealed.made_from_job(snakemake)  # the seal of every file it writes names its inputs
+
 TEXT = {c: str for c in ("published", "at", "tolerance", "where", "why", "note")}
 comparison = records.read_table(snakemake.input.comparison, keep_default_na=False, na_values=[""], dtype=TEXT)
 comparison = comparison.fillna({c: "" for c in TEXT})

@@ -7,6 +7,8 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 from gaugelab import records, sealed, signum_audit, table_files  # noqa: E402
 
+sealed.made_from_job(snakemake)  # the seal of every file it writes names its inputs
+
 p = snakemake.params
 rows, _ = signum_audit.run_diagnostics(p.config, p.dtype, p.device)
 records.write_table(rows, snakemake.output.csv)

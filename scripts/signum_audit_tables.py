@@ -8,6 +8,8 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 from gaugelab import records, sealed, select, signum_audit, table_files  # noqa: E402
 
+sealed.made_from_job(snakemake)  # the seal of every file it writes names its inputs
+
 p = snakemake.params
 summaries = {arm: records.read_table(path) for arm, path in zip(p.arms, snakemake.input.summaries)}
 runs = {arm: select.frame([records.read(path) for path in paths]) for arm, paths in p.runs.items()}

@@ -7,6 +7,8 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 from gaugelab import sealed, table_files  # noqa: E402
 
+sealed.made_from_job(snakemake)  # the seal of every file it writes names its inputs
+
 out = snakemake.output
 for metric, tex_path, html_path in (("drift", out.tex, out.html), ("qk_mean", out.qk_tex, out.qk_html)):
     tex, html = table_files.table3(snakemake.input[0], metric)

@@ -7,6 +7,8 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 from gaugelab import controls, records, sealed, table_files  # noqa: E402
 
+sealed.made_from_job(snakemake)  # the seal of every file it writes names its inputs
+
 p = snakemake.params
 runs, grids = table_files.schedule_runs(snakemake.input.runs, snakemake.config)  # each mode's, found by run
 table, counts, tex, html = table_files.table6(runs, grids, p.tol, p.rmsprop_budget)

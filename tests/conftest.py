@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gaugelab import runtime
+from gaugelab import runtime, sealed
 
 # The suite runs as users run the engine: in the numerics mode the environment asks for (native
 # unless GAUGELAB_NUMERICS says otherwise), checked (runtime.configure). A test marked `portable`
@@ -165,6 +165,12 @@ def pytest_pyfunc_call(pyfuncitem):
     if outcome != "passed":
         pytest.fail(f"under the portable mode (a child process):\n{text}", pytrace=False)
     return True
+
+
+@pytest.fixture(autouse=True)
+def _nothing_made_from(monkeypatch):
+    """Each test starts with no inputs named for its seals (sealed.made_from is per process: a job)."""
+    monkeypatch.setattr(sealed, "_made_from", ())
 
 
 @pytest.fixture(scope="session")

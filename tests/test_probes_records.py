@@ -88,6 +88,18 @@ def copy_with_seal(other):
     return plant
 
 
+def made_from_another(input_name):
+    """The product as it was, its seal saying it was made from another version of one of its
+    inputs: a product left standing after the input was remade, which no checksum of its own finds."""
+    def plant(path):
+        seal = path.with_name(path.name + ".sha256")
+        lines = seal.read_text().splitlines()
+        at = lines.index(next(line for line in lines if line.endswith(f"  {input_name}")))
+        lines[at] = f"# from {'0' * 64}  {input_name}"
+        seal.write_text("\n".join(lines) + "\n")
+    return plant
+
+
 def short_run_at_full_path(path):
     """A step-1 record written where the `gpu` target's full-length record of the pair goes."""
     bundle = _json(path.parents[4] / "table9_step1" / "f64-mod47-L2d64h4.json")
@@ -153,6 +165,8 @@ PROBES = [
      "no d5.html.sha256 beside it"),
     ("figure-of-another-figure", "results/figures/dial.png", copy_with_seal("figure2.png"),
      "a copy of results/figures/figure2.png"),
+    ("table-of-another-summary", "results/tables/table2.html", made_from_another("results/zoo/summary.csv"),
+     "made from results/zoo/summary.csv, which has changed since"),
 ]
 
 

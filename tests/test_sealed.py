@@ -4,6 +4,8 @@ named, and sha256sum reads the seal as its own format."""
 
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -66,3 +68,84 @@ def test_a_file_outside_the_working_folder_is_sealed_by_its_absolute_path(workdi
     sealed.write(outside, "x\n")
     assert sealed.seal_of(outside).read_text().endswith(f"  {outside.resolve()}\n")
     assert sealed.problem(outside) is None
+
+
+@pytest.fixture
+def made(workdir):
+    """A table made from a run record and a CSV (both inputs named in its seal), with settings."""
+    record = workdir / "results/runs/zoo/adam/seed42.json"
+    record.parent.mkdir(parents=True)
+    record.write_text('{"final": {"rec": 0.5}, "wall_s": 1.5, "digest": "sha256:aa"}\n')
+    sealed.made_from(["results/runs/zoo/adam/seed42.json", "results/zoo/summary.csv"], {"tol": 0.05})
+    sealed.write("results/tables/t.tex", "rec 0.5\n")
+    return workdir
+
+
+def test_the_seal_names_each_input_and_the_settings_and_sha256sum_still_reads_it(made):
+    lines = (made / "results/tables/t.tex.sha256").read_text().splitlines()
+    assert lines[0].endswith("  results/tables/t.tex")
+    assert [line.split("  ")[-1] for line in lines[1:3]] == ["results/runs/zoo/adam/seed42.json",
+                                                            "results/zoo/summary.csv"]
+    assert lines[1].startswith("# from ") and lines[3].startswith("# settings ") and len(lines) == 4
+    assert sealed.problem("results/tables/t.tex") is None
+    if shutil.which("sha256sum"):
+        proc = subprocess.run(["sha256sum", "-c", "--strict", "results/tables/t.tex.sha256"],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0 and proc.stdout == "results/tables/t.tex: OK\n", proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("damage, words", [
+    (lambda w: (w / "results/zoo/summary.csv").write_text("method,rec\nadam,0.4\n"),
+     "made from results/zoo/summary.csv, which has changed since (remade or edited)"),
+    (lambda w: (w / "results/runs/zoo/adam/seed42.json").write_text('{"final": {"rec": 0.4}, "wall_s": 1.5}\n'),
+     "made from results/runs/zoo/adam/seed42.json, which has changed since (remade or edited)"),
+    (lambda w: (w / "results/zoo/summary.csv").unlink(), "made from results/zoo/summary.csv, which is no longer there"),
+], ids=["table-remade", "record-remade", "input-gone"])
+def test_a_product_whose_inputs_changed_or_went_is_named(made, damage, words):
+    damage(made)
+    assert sealed.problem("results/tables/t.tex") == f"results/tables/t.tex: {words}"
+
+
+def test_a_rerun_record_differing_in_its_timing_only_is_the_same_input(made):
+    seal = (made / "results/tables/t.tex.sha256").read_text()
+    rerun = '{"digest": "sha256:bb", "final": {"rec": 0.5}, "wall_s": 9}'  # another time, the same numbers
+    (made / "results/runs/zoo/adam/seed42.json").write_text(rerun)
+    assert sealed.problem("results/tables/t.tex") is None
+    sealed.made_from(["results/runs/zoo/adam/seed42.json", "results/zoo/summary.csv"], {"tol": 0.05})
+    sealed.write("results/tables/t.tex", "rec 0.5\n")
+    assert (made / "results/tables/t.tex.sha256").read_text() == seal  # remade byte for byte, seal and all
+
+
+def test_other_settings_give_another_seal(made):
+    seal = (made / "results/tables/t.tex.sha256").read_text()
+    sealed.made_from(["results/runs/zoo/adam/seed42.json", "results/zoo/summary.csv"], {"tol": 0.1})
+    sealed.write("results/tables/t.tex", "rec 0.5\n")
+    assert (made / "results/tables/t.tex.sha256").read_text() != seal
+
+
+def test_a_moved_working_folder_finds_the_inputs_in_its_own_place(made, tmp_path_factory, monkeypatch):
+    moved = tmp_path_factory.mktemp("moved") / "work"
+    shutil.copytree(made, moved)
+    monkeypatch.chdir(tmp_path_factory.getbasetemp())
+    assert sealed.problem(moved / "results/tables/t.tex") is None
+    (moved / "results/zoo/summary.csv").write_text("other\n")
+    assert "which has changed since" in sealed.problem(moved / "results/tables/t.tex")
+
+
+def test_a_snakemake_jobs_seal_names_its_inputs_and_params_but_not_its_set_aside_files(tmp_path):
+    """A real Snakemake job (named and listed inputs are flattened by Snakemake, as in the workflow)."""
+    src = Path(sealed.__file__).parents[1]
+    (tmp_path / "script.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(src)!r})\nfrom gaugelab import sealed\n"
+        "sealed.made_from_job(snakemake)\nsealed.write(snakemake.output[0], 'x\\n')\n")
+    (tmp_path / "Snakefile").write_text(
+        "rule t:\n    input: runs=['a.json', 'b.csv'], set_aside=['aside/t.tex.0123456789ab']\n"
+        "    output: 't.tex'\n    params: tol=0.05\n    script: 'script.py'\n")
+    for name, text in (("a.json", '{"rec": 1, "wall_s": 2}'), ("b.csv", "rec\n1\n"), ("aside/t.tex.0123456789ab", "")):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "-d", str(tmp_path),
+                           "-s", str(tmp_path / "Snakefile")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    names = [line.split("  ")[-1] for line in (tmp_path / "t.tex.sha256").read_text().splitlines()]
+    assert names[:3] == ["t.tex", "a.json", "b.csv"] and names[3].startswith("# settings ") and len(names) == 4

@@ -149,6 +149,7 @@ def _summarize(args: argparse.Namespace) -> int:
     except records.RecordError as exc:
         raise UsageError(f"experiment {args.experiment!r}: {exc}") from None
     summary = select.summary(runs, exp["grids"], exp["selection"], exp["tol"])
+    sealed.made_from(args.records)
     records.write_table(summary, args.output)
     print(summary[summary["selected"]].to_string())
     return 0
@@ -175,6 +176,7 @@ def _table(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     except KeyError as exc:  # a column or field the table needs is not in the file given
         raise UsageError(f"table {args.name} reads {command.inputs}; the files given have no {exc}") from None
+    sealed.made_from(args.inputs)
     sealed.write(tex, texts[0])  # sealed as the workflow's products (gaugelab.sealed)
     sealed.write(html, texts[1])
     print(f"table {args.name} -> {tex}, {html}")

@@ -7,7 +7,8 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 import pandas as pd  # noqa: E402
 
-from gaugelab import census, records, sealed  # noqa: E402
+from gaugelab import census  # noqa: E402
+from gaugelab.core import records, sealed  # noqa: E402
 
 rows = census.table_rows([records.load(path, records.CENSUS_SCHEMA) for path in snakemake.input.runs])
 records.write_table(pd.DataFrame(rows), snakemake.output.summary, float_format="%.6g")

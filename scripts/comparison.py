@@ -8,7 +8,8 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 import pandas as pd  # noqa: E402
 
-from gaugelab import compare, records, sealed  # noqa: E402
+from gaugelab import compare  # noqa: E402
+from gaugelab.core import records, sealed  # noqa: E402
 from gaugelab import comparison_pages as pages  # noqa: E402
 
 TEXT = {c: str for c in ("published", "at", "tolerance", "where", "why", "note")}

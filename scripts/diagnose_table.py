@@ -7,7 +7,8 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 import pandas as pd  # noqa: E402
 
-from gaugelab import diagnose, records, sealed, tables  # noqa: E402
+from gaugelab import diagnose, tables  # noqa: E402
+from gaugelab.core import records, sealed  # noqa: E402
 
 rows = diagnose.summary_rows([diagnose.read_bundle(path) for path in snakemake.input.runs])
 records.write_table(pd.DataFrame(rows), snakemake.output.summary, float_format="%.6g")

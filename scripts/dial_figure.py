@@ -9,7 +9,8 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 import math  # noqa: E402
 
 
-from gaugelab import figures, published, records, select  # noqa: E402
+from gaugelab import figures, published, select  # noqa: E402
+from gaugelab.core import records  # noqa: E402
 
 envelope = records.read_table(snakemake.input.envelope).to_dict("records")
 runs = select.frame([records.read(path) for path in snakemake.input.runs])

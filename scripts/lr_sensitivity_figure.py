@@ -7,7 +7,8 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works witho
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
 
-from gaugelab import figures, published, records  # noqa: E402
+from gaugelab import figures, published  # noqa: E402
+from gaugelab.core import records  # noqa: E402
 
 rows = records.read_table(snakemake.input[0], keep_default_na=False, na_values=[""]).to_dict("records")
 paper = figures.flow_limit_published(published.of("App. D.2"))

@@ -7,7 +7,8 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 import pandas as pd  # noqa: E402
 
-from gaugelab import merge, records, sealed  # noqa: E402
+from gaugelab import merge  # noqa: E402
+from gaugelab.core import records, sealed  # noqa: E402
 
 rows = [records.load(p, records.MERGE_SCHEMA) for p in snakemake.input.runs]
 flat = pd.DataFrame([{k: v for k, v in r.items() if not isinstance(v, (dict, list)) and k not in ("schema", "digest")}

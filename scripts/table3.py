@@ -5,7 +5,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import sealed, table_files  # noqa: E402
+from gaugelab import table_files  # noqa: E402
+from gaugelab.core import sealed  # noqa: E402
 
 out = snakemake.output
 for metric, tex_path, html_path in (("drift", out.tex, out.html), ("qk_mean", out.qk_tex, out.qk_html)):

@@ -5,7 +5,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import records, suite64, table9  # noqa: E402
+from gaugelab import suite64, table9  # noqa: E402
+from gaugelab.core import records  # noqa: E402
 
 step1 = [r for path in snakemake.input.step1 for r in suite64.read_bundle(path)]
 full = [records.read_twin(path) for path in snakemake.input.full]

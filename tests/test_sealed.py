@@ -1,4 +1,4 @@
-"""Sealed files (gaugelab.sealed): the seal beside every table and product says which bytes were
+"""Sealed files (gaugelab.core.sealed): the seal beside every table and product says which bytes were
 written for which path; what is cut short, emptied, edited, copied from elsewhere or unsealed is
 named, and sha256sum reads the seal as its own format."""
 
@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from gaugelab import records, sealed
+from gaugelab.core import records, sealed
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ The seal is what the workflow checks before a product is used or left standing
 (:func:`problem`): a file cut short, emptied or edited no longer matches its digest; a file copied
 from elsewhere with its seal (another experiment's ``summary.csv``) names another path; a file
 with no seal was not written by the workflow, or its job stopped between the two writes. Run
-records carry their digest inside them instead (gaugelab.records); both are set aside by the same
+records carry their digest inside them instead (gaugelab.core.records); both are set aside by the same
 rule and remade by the job that made them.
 """
 

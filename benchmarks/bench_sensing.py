@@ -25,7 +25,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 import torch
 
-from gaugelab import config, runner, runtime
+from gaugelab import runner
+from gaugelab.core import config, runtime
 
 CHAOTIC = {"signum", "rmsprop"}  # spec §19: their cells move by ~1e-2 under round-off
 

@@ -27,7 +27,8 @@ import time
 
 import torch
 
-from gaugelab import config, harness, suite64, suite64_train
+from gaugelab import harness, suite64, suite64_train
+from gaugelab.core import config
 
 # The paper's seconds per Adam pair on one H100 (its released timings; attention.md §14 gives
 # the per-configuration totals).

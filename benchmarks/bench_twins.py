@@ -22,7 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gaugelab import config, harness, optim, runtime, tasks, transformer, twins
+from gaugelab import harness, optim, tasks, transformer, twins
+from gaugelab.core import config, runtime
 
 CFG = transformer.CPU_MOD47
 

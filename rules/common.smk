@@ -16,22 +16,22 @@ sys.path.insert(0, str(REPO / "src"))
 if config.get("numerics") is not None:
     os.environ.update(GAUGELAB_NUMERICS=str(config["numerics"]))
 
-from gaugelab import config as gaugelab_config
+from gaugelab.core import config as gaugelab_config
+from gaugelab.core import records as gaugelab_records
+from gaugelab.core import runtime as gaugelab_runtime
 from gaugelab import corpus as gaugelab_corpus
 from gaugelab import controls as gaugelab_controls
 from gaugelab import dial as gaugelab_dial
 from gaugelab import harness as gaugelab_harness
 from gaugelab import phase as gaugelab_phase
-from gaugelab import records as gaugelab_records
 from gaugelab import runner as gaugelab_runner
-from gaugelab import runtime as gaugelab_runtime
 from gaugelab import sensing_quantities as gaugelab_sq
 from gaugelab import signum_audit as gaugelab_signum_audit
 from gaugelab import twin_summary as gaugelab_twin_summary
 from gaugelab import twins as gaugelab_twins
 
 # Snakemake has read the config files already, keeping the last of a key given twice: each is
-# read again, strictly (gaugelab.config.read), so that a repeated key stops the run here, naming
+# read again, strictly (gaugelab.core.config.read), so that a repeated key stops the run here, naming
 # the file, the key and its lines.
 for _configfile in dict.fromkeys(workflow.configfiles):
     try:
@@ -309,7 +309,7 @@ def checked(path, kind, expected=None):
 
 
 def checked_files(*paths):
-    """:func:`checked` for sealed files (gaugelab.sealed: intermediate tables and final products)."""
+    """:func:`checked` for sealed files (gaugelab.core.sealed: intermediate tables and final products)."""
     return [marker for path in paths for marker in checked(path, gaugelab_records.SEALED)]
 
 

@@ -9,7 +9,8 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 import math  # noqa: E402
 
 
-from gaugelab import figures, published, records, sealed, select  # noqa: E402
+from gaugelab import figures, published, select  # noqa: E402
+from gaugelab.core import records, sealed  # noqa: E402
 
 sealed.made_from_job(snakemake)  # the seal of every file it writes names its inputs
 

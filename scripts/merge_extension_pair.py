@@ -8,7 +8,8 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # before torch star
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import harness, merge, records, runtime, suite64, suite64_train  # noqa: E402
+from gaugelab import harness, merge, suite64, suite64_train  # noqa: E402
+from gaugelab.core import records, runtime  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params
 device = suite64.configure(snakemake.threads, "cpu")

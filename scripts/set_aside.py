@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 
-from gaugelab import records  # noqa: E402
+from gaugelab.core import records  # noqa: E402
 
 original, target = Path(snakemake.params.original), Path(snakemake.output[0])
 if not (original.exists() or original.is_symlink()) or records.raw_digest(original) != snakemake.wildcards.digest:

@@ -10,7 +10,8 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # before torch star
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import harness, records, suite64, suite64_train  # noqa: E402
+from gaugelab import harness, suite64, suite64_train  # noqa: E402
+from gaugelab.core import records  # noqa: E402
 
 p = snakemake.params
 cfg, task, dtype, device = suite64.setup(snakemake.wildcards.model, p.settings, threads=snakemake.threads,

@@ -7,7 +7,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import harness, records, suite64  # noqa: E402
+from gaugelab import harness, suite64  # noqa: E402
+from gaugelab.core import records  # noqa: E402
 
 p, model = snakemake.params, snakemake.wildcards.model
 made = {}

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gaugelab import runtime, sealed
+from gaugelab.core import runtime, sealed
 
 # The suite runs as users run the engine: in the numerics mode the environment asks for (native
 # unless GAUGELAB_NUMERICS says otherwise), checked (runtime.configure). A test marked `portable`

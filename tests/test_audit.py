@@ -12,7 +12,8 @@ import subprocess
 import pytest
 import torch
 
-from gaugelab import audit, census, cli, diagnose, records, runtime, symmetries
+from gaugelab import audit, census, cli, diagnose, symmetries
+from gaugelab.core import records, runtime
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # models come from small configs, never the Hub
 STEPS = 5

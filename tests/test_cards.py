@@ -1,4 +1,4 @@
-"""The optimizer cards (gaugelab.cards): each rule has one, the config schema's enums are the cards',
+"""The optimizer cards (gaugelab.optim.cards): each rule has one, the config schema's enums are the cards',
 the outputs' names, colours and orders are the ones the paper's tables and figures print, and an
 optimizer added as one rule and one card reaches Table 2, Figure 1 and the diagnostic."""
 
@@ -11,8 +11,10 @@ import pytest
 import torch
 import yaml
 
-from gaugelab import cards, config, diagnose, figures, figures_twins, optim, portable, runner, select, tables
-from gaugelab.runtime import set_threads
+from gaugelab import diagnose, figures, figures_twins, optim, runner, select, tables
+from gaugelab.core import config, portable
+from gaugelab.optim import cards
+from gaugelab.core.runtime import set_threads
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "src" / "gaugelab" / "data" / "config.schema.yaml"
@@ -67,7 +69,7 @@ def test_an_optimizer_key_is_spelt_in_its_rule_and_its_card_only():
         found = {p.relative_to(src).as_posix() for p in src.rglob("*.py") if spelt.search(p.read_text())}
         if key == cards.MOMENTUM:
             found -= {"suite64.py", "twins.py"}  # settings["momentum"], the config key
-        assert found == {"optim.py", "cards.py"}, (key, sorted(found))
+        assert found == {"optim/rules.py", "optim/cards.py"}, (key, sorted(found))
 
 
 def test_names_colours_and_orders_are_the_papers():

@@ -7,7 +7,8 @@ import os
 import pytest
 import torch
 
-from gaugelab import cli, records, suite64, table9_local
+from gaugelab import cli, suite64, table9_local
+from gaugelab.core import records
 
 MODEL = "f64-mod47-L2d64h4"
 SENSING = ["sensing", "--method", "gd", "--lr", "1e-4", "--seed", "42", "--tol", "1e-30", "--budget", "1000000"]

@@ -2,7 +2,7 @@ import copy
 
 import pytest
 
-from gaugelab import config
+from gaugelab.core import config
 
 
 def test_defaults_are_the_papers_protocol():
@@ -165,7 +165,7 @@ def test_importing_config_does_not_import_torch():
     import subprocess
     import sys
 
-    code = "import sys, gaugelab.config; sys.exit('torch' in sys.modules)"
+    code = "import sys, gaugelab.core.config; sys.exit('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 

@@ -6,7 +6,8 @@ import math
 import pandas as pd
 import pytest
 
-from gaugelab import compare, config, controls, published, runner, select
+from gaugelab import compare, controls, published, runner, select
+from gaugelab.core import config
 from gaugelab import sensing_quantities as sq
 
 

@@ -20,7 +20,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from conftest import ROOT, SMOKE, rule_directives, write_profile
-from gaugelab import runtime
+from gaugelab.core import runtime
 
 ENVS = sorted((ROOT / "envs").glob("*.yaml"))
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from gaugelab import cli, diagnose, optim, records, runtime, tables
+from gaugelab import cli, diagnose, optim, tables
+from gaugelab.core import records, runtime
 
 STEPS = 20  # enough for every verdict but "chaotic", which needs its chaos to saturate
 
@@ -342,7 +343,7 @@ def test_latex_table_compiles_for_every_kind_of_row(two_bundles, tmp_path):
 
 
 def test_plan_from_the_config():
-    from gaugelab import config
+    from gaugelab.core import config
 
     settings = config.load()["diagnose"]
     plan = diagnose.plan(settings)
@@ -357,7 +358,7 @@ def test_plan_from_the_config():
     ({"diagnose": {"steps": 0}}, "diagnose/steps"),
 ])
 def test_bad_diagnose_config_names_the_key(bad, key):
-    from gaugelab import config
+    from gaugelab.core import config
 
     with pytest.raises(config.ConfigError, match=f"config key {key}:"):
         config.validate(bad)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from gaugelab import records, runtime
+from gaugelab.core import records, runtime
 
 pytestmark = pytest.mark.workflow
 

@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from gaugelab import records, sealed
+from gaugelab.core import records, sealed
 
 
 def record(**extra):

@@ -3,7 +3,8 @@ paper's full grids and seeds, selection S1, held to the published values' tolera
 
 import pytest
 
-from gaugelab import config, published, runner, select
+from gaugelab import published, runner, select
+from gaugelab.core import config
 
 pytestmark = pytest.mark.slow
 

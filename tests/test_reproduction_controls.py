@@ -3,7 +3,8 @@ interpolant of each of the three zoo instances, float64 ADMM, held to the publis
 
 import pytest
 
-from gaugelab import config, controls, nuclear, published
+from gaugelab import controls, nuclear, published
+from gaugelab.core import config
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,4 @@
-"""The one place that sets global numeric state (gaugelab.runtime): the numerics mode, native by
+"""The one place that sets global numeric state (gaugelab.core.runtime): the numerics mode, native by
 default, and the portable contract read back from the libraries, in every way the engine starts."""
 
 import json
@@ -8,17 +8,17 @@ import sys
 
 import pytest
 
-from gaugelab import runtime
+from gaugelab.core import runtime
 
 CHECK = """
 import torch
-from gaugelab import runtime
+from gaugelab.core import runtime
 runtime.configure(threads=1)
 print(torch.are_deterministic_algorithms_enabled(), torch.get_num_threads())
 """
 ENVIRONMENT = """
 import json
-from gaugelab import runtime
+from gaugelab.core import runtime
 runtime.configure(threads=2)
 print(json.dumps(runtime.environment("float32", "cpu")))
 """
@@ -47,7 +47,7 @@ def test_configure_leaves_the_compiler_unloaded_and_sets_its_flag_where_it_is_lo
     """set_deterministic: torch's switch on, without importing torch.compile's stack (2 s of
     every job's start); a process that has loaded the compiler gets the compiler's flag as well."""
     for load, expect in (("", "True False None"), ("import torch._inductor.config", "True True True")):
-        code = (f"import sys, torch\n{load}\nfrom gaugelab import runtime\nruntime.configure(threads=1)\n"
+        code = (f"import sys, torch\n{load}\nfrom gaugelab.core import runtime\nruntime.configure(threads=1)\n"
                 "c = sys.modules.get('torch._inductor.config')\n"
                 "print(torch.are_deterministic_algorithms_enabled(), c is not None, c and c.deterministic)")
         proc = python(code)

@@ -1,4 +1,4 @@
-"""Sealed files (gaugelab.sealed): the seal beside every table and product says which bytes were
+"""Sealed files (gaugelab.core.sealed): the seal beside every table and product says which bytes were
 written for which path; what is cut short, emptied, edited, copied from elsewhere or unsealed is
 named, and sha256sum reads the seal as its own format."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gaugelab import records, sealed
+from gaugelab.core import records, sealed
 
 
 @pytest.fixture
@@ -134,9 +134,9 @@ def test_a_moved_working_folder_finds_the_inputs_in_its_own_place(made, tmp_path
 
 def test_a_snakemake_jobs_seal_names_its_inputs_and_params_but_not_its_set_aside_files(tmp_path):
     """A real Snakemake job (named and listed inputs are flattened by Snakemake, as in the workflow)."""
-    src = Path(sealed.__file__).parents[1]
+    src = Path(sealed.__file__).parents[2]
     (tmp_path / "script.py").write_text(
-        f"import sys\nsys.path.insert(0, {str(src)!r})\nfrom gaugelab import sealed\n"
+        f"import sys\nsys.path.insert(0, {str(src)!r})\nfrom gaugelab.core import sealed\n"
         "sealed.made_from_job(snakemake)\nsealed.write(snakemake.output[0], 'x\\n')\n")
     (tmp_path / "Snakefile").write_text(
         "rule t:\n    input: runs=['a.json', 'b.csv'], set_aside=['aside/t.tex.0123456789ab']\n"

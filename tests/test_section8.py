@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 import torch
 
-from gaugelab import compare, config, controls, phase, published, records, runner, select, sensing
+from gaugelab import compare, controls, phase, published, runner, select, sensing
+from gaugelab.core import config, records
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "tests" / "config" / "smoke.yaml"

@@ -5,7 +5,9 @@ import math
 import pytest
 import torch
 
-from gaugelab import cards, optim, runtime, sensing
+from gaugelab import optim, sensing
+from gaugelab.core import runtime
+from gaugelab.optim import cards
 
 
 def small(seed=0, n=6, rank=2, per_dof=2.0):
@@ -221,7 +223,8 @@ def test_deal_never_cuts_a_seed_and_interleaves_the_methods():
 
 SHARDED_RUN = """
 import json, sys
-from gaugelab import config, runner
+from gaugelab import runner
+from gaugelab.core import config
 shards, threads = map(int, sys.argv[1:])
 exp = {**config.load()["zoo"], "budget": 60, "check_every": 20}
 cells = [(method, seed, lr, 0.0) for method, grid in exp["grids"].items() for lr in grid[1:3]

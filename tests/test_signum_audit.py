@@ -10,7 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gaugelab import compare, config, controls, published, records, runner, sensing, signum_audit
+from gaugelab import compare, controls, published, runner, sensing, signum_audit
+from gaugelab.core import config, records
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "tests" / "config" / "smoke.yaml"

@@ -8,9 +8,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gaugelab import (cli, harness, published, records, runtime, suite64, suite64_step1, suite64_train, table9,
-                      table9_local, transformer)
-from gaugelab.config import load
+from gaugelab import cli, harness, published, suite64, suite64_step1, suite64_train, table9, table9_local, transformer
+from gaugelab.core import records, runtime
+from gaugelab.core.config import load
 from test_corpus import SHARED, needs_corpus
 
 SETTINGS = load()["table9"]

@@ -8,7 +8,8 @@ import math
 import pytest
 import torch
 
-from gaugelab import compare, config, harness, optim, published, records, runtime, tasks, transformer, twins
+from gaugelab import compare, harness, optim, published, tasks, transformer, twins
+from gaugelab.core import config, records, runtime
 from gaugelab import twin_summary as ts
 from gaugelab.transformer import CPU_MOD47 as CFG
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gaugelab import published, records
+from gaugelab import published
+from gaugelab.core import records
 
 pytestmark = pytest.mark.workflow
 

@@ -36,7 +36,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from . import diagnose, portable, records, runtime, symmetries
+from . import diagnose, symmetries
+from .core import portable, records, runtime
 from .audit_models import BUILTINS
 
 SCHEMA = records.AUDIT_SCHEMA

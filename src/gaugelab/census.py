@@ -21,7 +21,8 @@ import time
 
 import torch
 
-from . import audit, diagnose, records
+from . import audit, diagnose
+from .core import records
 
 SCHEMA = records.CENSUS_SCHEMA
 LIBRARIES = ("torch", "pytorch_optimizer")

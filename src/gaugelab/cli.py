@@ -8,8 +8,10 @@ import os
 import sys
 from pathlib import Path
 
-from . import cards, controls, optim, records, runner, runtime, sealed, symmetries, table_files
-from . import config as configuration
+from . import controls, optim, runner, symmetries, table_files
+from .core import config as configuration
+from .core import records, runtime, sealed
+from .optim import cards
 
 
 class UsageError(SystemExit):
@@ -177,7 +179,7 @@ def _table(args: argparse.Namespace) -> int:
     except KeyError as exc:  # a column or field the table needs is not in the file given
         raise UsageError(f"table {args.name} reads {command.inputs}; the files given have no {exc}") from None
     sealed.made_from(args.inputs)
-    sealed.write(tex, texts[0])  # sealed as the workflow's products (gaugelab.sealed)
+    sealed.write(tex, texts[0])  # sealed as the workflow's products (gaugelab.core.sealed)
     sealed.write(html, texts[1])
     print(f"table {args.name} -> {tex}, {html}")
     return 0

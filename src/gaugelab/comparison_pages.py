@@ -10,7 +10,9 @@ import re
 
 import pandas as pd
 
-from . import cards, compare, records, tables
+from . import compare, tables
+from .core import records
+from .optim import cards
 
 _QUANTITY = {
     "lr": "η*", "rec": "rec", "erank": "erank", "count": "count", "gap": "gap", "holds": "holds",

@@ -14,7 +14,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from . import cards, dial, sealed, select  # noqa: E402
+from . import dial, select  # noqa: E402
+from .core import sealed  # noqa: E402
+from .optim import cards  # noqa: E402
 
 INK, MUTED, FAINT = "#1A1A1A", "#5A5A5A", "#9A9A9A"
 CLASS_COLOUR = {"eq": "#0072B2", "cw": "#D55E00"}
@@ -34,7 +36,7 @@ def house_style() -> None:
 
 def save(fig, pdf: str | Path, png: str | Path) -> None:
     """Vector PDF at 300 dpi and a PNG twin at 200 dpi, both byte-stable (no dates), each written
-    whole and sealed (gaugelab.sealed)."""
+    whole and sealed (gaugelab.core.sealed)."""
     kw = {"bbox_inches": "tight", "pad_inches": 0.03}
     for path, fmt, dpi, metadata in ((pdf, "pdf", 300, {"CreationDate": None, "ModDate": None}),
                                      (png, "png", 200, {"Software": None})):

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from . import cards, records, runtime
+from .core import records, runtime
+from .optim import cards
 from .transformer import ModelConfig, Params
 
 TWINS = ("gauge", "identity", "noise")

@@ -12,7 +12,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from . import cards, harness, transformer
+from . import harness, transformer
+from .optim import cards
 from .transformer import ModelConfig, Params
 
 
@@ -150,7 +151,7 @@ def html(rows: list[dict]) -> str:
 
 def provenance(pair_provenance: dict, tau: float) -> dict:
     """A merged pair's provenance (records.provenance): its trained pair's, and the threshold."""
-    from . import records
+    from .core import records
 
     return records.provenance({**pair_provenance["what"], "merge_tau": tau},
                               {"pair": pair_provenance["settings"], "tau": tau}, pair_provenance["numerics"])

@@ -16,7 +16,8 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from . import portable, progress, records, runtime, sensing
+from . import sensing
+from .core import portable, progress, records, runtime
 
 SCHEMA = records.CONVEX_SCHEMA
 FIELDS = ("seed", "rec", "erank", "nuc", "nuc_truth", "feasibility", "iterations", "primal_residual",

@@ -15,7 +15,7 @@ import math
 
 import pandas as pd
 
-from . import cards
+from .optim import cards
 
 COARSE, CONST, DECAY = "coarse", "const", "decay"
 METHODS = (cards.GD, cards.ADAM, cards.MUON, cards.SHAMPOO)

@@ -9,7 +9,8 @@ from typing import TypeVar
 
 import torch
 
-from . import optim, progress, records, runtime, sensing
+from . import optim, sensing
+from .core import progress, records, runtime
 
 T = TypeVar("T")
 

@@ -7,7 +7,8 @@ import math
 
 import pandas as pd
 
-from . import cards, records
+from .core import records
+from .optim import cards
 
 CELL = ["method", "lr"]
 
@@ -144,7 +145,7 @@ def select(cells: pd.DataFrame, grids: dict[str, list[float]], rule: str, tol: f
 
 
 def klass(method: str) -> str:
-    """The method's a-priori class, "eq" or "cw", from its card (gaugelab.cards)."""
+    """The method's a-priori class, "eq" or "cw", from its card (gaugelab.optim.cards)."""
     return cards.klass(method)
 
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from . import gauge, optim, portable, runtime
+from . import gauge, optim
+from .core import portable, runtime
 
 STATUS_INTERPOLATED, STATUS_BUDGET, STATUS_DIVERGED = "interpolated", "budget", "diverged"
 DIVERGENCE_BOUND = 1e8
@@ -90,7 +91,7 @@ def padded_rows(count: int) -> int:
     """The rows a block of ``count`` runs is padded to (with zero rows) so that each run's row
     of the product with A has the bits it has alone. BLAS picks its kernel, and so its rounding,
     by the number of rows: under the portable numerics contract (MKL's COMPATIBLE branch, strict;
-    see :mod:`gaugelab.runtime`), every block of GEMM_MIN_ROWS or more rows, a multiple of
+    see :mod:`gaugelab.core.runtime`), every block of GEMM_MIN_ROWS or more rows, a multiple of
     GEMM_ROWS, rounds each row alike at any thread count (measured on the testbeds' shapes and
     tested, tests/test_sensing.py). The native mode promises no independence of the grouping, so
     it multiplies no zero rows (on the 60x60 testbed's shards most of the product's rows were)."""
@@ -327,7 +328,7 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
     ``u0``, ``v0`` are shared (n, k) factors or one per run (B, n, k). ``perturbations`` (default
     0) scale each run's U0 by (1 + δ): the sensitivity reruns. Returns one result per run, in
     input order; each run's numbers are independent of the batch it ran in. ``progress`` (a
-    :class:`gaugelab.progress.Progress`) hears of every step; it reads only the clock.
+    :class:`gaugelab.core.progress.Progress`) hears of every step; it reads only the clock.
     ``anneal`` is the decayed runs' shape (:data:`ANNEALS`). ``observe(t, factors, runs, states)``,
     if given, sees every ``observe_every``-th step after its update: the batch's (B, 2, n, k)
     factors, the run of each row and each rule group's state (the signum audit's diagnostics); it

@@ -16,7 +16,8 @@ import math
 import pandas as pd
 
 from . import dial as dial_arms
-from . import cards, controls, published, select
+from . import controls, published, select
+from .optim import cards
 from .compare import DIFFERS, EXACT, WITHIN, Found
 
 

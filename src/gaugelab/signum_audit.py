@@ -22,7 +22,8 @@ import math
 import pandas as pd
 import torch
 
-from . import cards, phase, sensing
+from . import phase, sensing
+from .optim import cards
 
 SHAPES = {"cosine": "cos", "linear": "lin"}
 
@@ -149,7 +150,8 @@ def consistency(table: pd.DataFrame, zoo_summary: pd.DataFrame, zoo_spread: dict
 def run_diagnostics(config: dict, dtype: str = "float32", device: str = "cpu") -> tuple[pd.DataFrame, list[dict]]:
     """P1: signum's runs of :func:`diagnostics_experiment`, one per seed as one batch, observed
     every ``diagnose_every`` steps; the diagnostics and the runs' records."""
-    from . import runner, runtime
+    from . import runner
+    from .core import runtime
 
     audit, seeds = config["signum_audit"], list(config["seeds"])
     exp = diagnostics_experiment(config)

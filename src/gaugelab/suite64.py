@@ -27,7 +27,9 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from . import cards, corpus, harness, optim, records, runtime, tasks, transformer, twins
+from . import corpus, harness, optim, tasks, transformer, twins
+from .core import records, runtime
+from .optim import cards
 from .harness import Pair
 from .transformer import ModelConfig, Params
 

@@ -15,7 +15,8 @@ import time
 import torch
 from torch import Tensor
 
-from . import harness, progress
+from . import harness
+from .core import progress
 from .harness import STATUS_NONFINITE, STATUS_OK, Pair
 from .suite64 import Copy, Task, clone, end_metrics, initial_params, learning_rate, logits, measure, record
 from .transformer import ModelConfig, Params

@@ -28,7 +28,8 @@ import time
 
 import torch
 
-from . import harness, optim, progress, transformer
+from . import harness, optim, transformer
+from .core import progress
 from .harness import STATUS_NONFINITE, STATUS_OK, Pair
 from .suite64 import (STEPS, Copy, Task, checkpoints, clone, end_metrics, initial_params, learning_rate, logits,
                       mean_loss, measure, record)

@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from . import gauge, portable
+from . import gauge
+from .core import portable
 
 
 @dataclass(frozen=True)

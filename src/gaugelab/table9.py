@@ -12,7 +12,8 @@ import math
 
 import pandas as pd
 
-from . import cards, compare, published
+from . import compare, published
+from .optim import cards
 from .suite64 import CONFIGS, LABELS, SHORT
 from .tables import _html_table, drift_text, latex_text
 

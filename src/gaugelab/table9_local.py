@@ -18,7 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-from . import harness, records, suite64, suite64_step1, suite64_train
+from . import harness, suite64, suite64_step1, suite64_train
+from .core import records
 
 
 def short_run_path(model: str, pair, steps: int) -> str:

@@ -9,7 +9,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from . import cards, controls, records, select, tables
+from . import controls, select, tables
+from .core import records
+from .optim import cards
 
 
 def twin_summary(path):

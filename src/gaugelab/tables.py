@@ -8,7 +8,8 @@ import re
 
 import pandas as pd
 
-from . import cards, select
+from . import select
+from .optim import cards
 
 
 def fmt(value: float, digits: int) -> str:

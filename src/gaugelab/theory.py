@@ -21,7 +21,8 @@ import torch
 from collections.abc import Callable
 from torch import Tensor
 
-from . import portable, sensing
+from . import sensing
+from .core import portable
 
 Number = "float | Tensor"  # annotation alias: floats or float64 tensors, elementwise
 

@@ -10,7 +10,9 @@ import math
 
 import pandas as pd
 
-from . import cards, published, records
+from . import published
+from .core import records
+from .optim import cards
 from .compare import Found
 from .harness import TWINS, Pair
 from .twins import OPTIMIZERS

@@ -26,7 +26,9 @@ from collections.abc import Iterator
 import torch
 from torch import Tensor
 
-from . import cards, harness, optim, progress, records, runtime, tasks, transformer
+from . import harness, optim, tasks, transformer
+from .core import progress, records, runtime
+from .optim import cards
 from .harness import STATUS_NONFINITE, STATUS_OK, Pair, accuracy, make_twin, qk_drift
 from .transformer import ModelConfig, Params
 

@@ -18,7 +18,7 @@ try:  # the package may not be installed in the environment that runs the suite
 except ImportError:  # pragma: no cover
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
-from gaugelab import runtime  # noqa: E402
+from gaugelab.core import runtime  # noqa: E402
 
 from . import harness  # noqa: E402
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import records
+from ..core import records
 from .optimizers import source_of
 
 SCHEMA = records.DIAGNOSE_SCHEMA

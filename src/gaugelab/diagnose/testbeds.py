@@ -17,7 +17,8 @@ from typing import Protocol
 import torch
 from torch import Tensor
 
-from .. import gauge, harness, portable, runner, sensing, tasks, transformer
+from .. import gauge, harness, runner, sensing, tasks, transformer
+from ..core import portable
 from .errors import DiagnoseError
 
 NOISE_SEED = 888

@@ -21,7 +21,8 @@ import math
 
 import torch
 
-from .. import harness, progress
+from .. import harness
+from ..core import progress
 from .errors import DiagnoseError
 from .optimizers import OptimizerSpec
 from .testbeds import Testbed

@@ -24,7 +24,7 @@ Two numerics modes, chosen with the workflow's ``numerics`` key or ``GAUGELAB_NU
     vector width changes the order of every reduction.
 
   No setting makes MKL's vector math (torch's CPU ``sqrt``, ``exp``, ``log``) the same on every
-  vendor, so the engine takes those functions from :mod:`gaugelab.portable` in both modes.
+  vendor, so the engine takes those functions from :mod:`gaugelab.core.portable` in both modes.
 
 Every run goes through :func:`configure`, which under ``portable`` reads both settings back from
 the libraries and refuses to run when they are not in effect; records say which mode made them

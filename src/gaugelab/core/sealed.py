@@ -13,7 +13,7 @@ The seal is what the workflow checks before a product is used or left standing
 from elsewhere with its seal (another experiment's ``summary.csv``) names another path; a file
 with no seal was not written by the workflow, or its job stopped between the two writes; a file
 whose inputs have changed or gone since was made from other data than stands there now. Run
-records carry their digest inside them instead (gaugelab.records); both are set aside by the same
+records carry their digest inside them instead (gaugelab.core.records); both are set aside by the same
 rule and remade by the job that made them.
 """
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from . import portable
+from ..core import portable
 
 BETA1, BETA2, EPS = 0.9, 0.999, 1e-8
 
@@ -343,7 +343,7 @@ def adam_p(p: float = 1.0, convention: str = "rms", beta1: float = BETA1, beta2:
                 {"p": p, "convention": convention, "beta1": beta1, "beta2": beta2, "eps": eps})
 
 
-# The registry: name -> factory. Each name has a card in gaugelab.cards (its labels, colour, class
+# The registry: name -> factory. Each name has a card in gaugelab.optim.cards (its labels, colour, class
 # and tables; tests/test_cards.py checks). The diagnostic's default target runs them in this order.
 REGISTRY: dict[str, Callable[..., Rule]] = {
     "gd": gd,

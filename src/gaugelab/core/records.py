@@ -23,7 +23,7 @@ from typing import Any
 import jsonschema
 import referencing
 
-from gaugelab import sealed
+from . import sealed
 
 SCHEMA = "gaugelab.run/2"
 BUNDLE_SCHEMA = "gaugelab.bundle/2"
@@ -129,7 +129,7 @@ def _sha256(data: bytes) -> str:
 def settings_digest(settings: dict) -> str:
     """The digest of every setting that determines a record's numbers (canonical JSON), so two
     records with the same digest and identity were made by the same computation. The revision of
-    the engine's elementwise math (:data:`gaugelab.portable.REVISION`) is one of them."""
+    the engine's elementwise math (:data:`gaugelab.core.portable.REVISION`) is one of them."""
     from . import portable
 
     return _sha256(_canonical({**settings, "elementwise_math": portable.REVISION}))
@@ -137,7 +137,7 @@ def settings_digest(settings: dict) -> str:
 
 def provenance(what: dict, settings: dict, numerics: str | None = None) -> dict:
     """A record's provenance: its identity, its settings' digest and the numerics mode (default:
-    the one in effect, as records name it: :func:`gaugelab.runtime.recorded_mode`). The workflow
+    the one in effect, as records name it: :func:`gaugelab.core.runtime.recorded_mode`). The workflow
     computes the same from the configuration to check a record it finds."""
     from . import runtime
 
@@ -288,7 +288,7 @@ SEALED = "sealed"  # the kind :func:`problem` checks a sealed file (a table or p
 
 
 def write_table(frame, path: str | Path, **to_csv) -> None:
-    """Write an intermediate CSV as a sealed file (gaugelab.sealed), so a file cut short, edited
+    """Write an intermediate CSV as a sealed file (gaugelab.core.sealed), so a file cut short, edited
     or copied from another experiment is found before anything is built from it."""
     sealed.write(path, frame.to_csv(index=False, **to_csv))
 
@@ -334,7 +334,7 @@ def raw_digest(path: str | Path) -> str:
     link = os.readlink(path) if path.is_symlink() else ""
     return hashlib.sha256(f"{st.st_mode}:{link}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()[:12]
 
-# --- numerics provenance (gaugelab.runtime's contract) -------------------------------------------
+# --- numerics provenance (gaugelab.core.runtime's contract) -------------------------------------------
 
 NUMERICS_FIELDS = ("numerics", "isa", "blas", "blas_mode")
 

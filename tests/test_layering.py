@@ -1,0 +1,100 @@
+"""The engine's layers (issue 40): a module imports only from its own folder and the folders below it.
+
+LAYERS lists the folders of ``gaugelab`` from the bottom up; each step of the regrouping appends
+its own (sensing, attention, paper, tools, cli). A module not yet in a listed folder (the flat
+``gaugelab/*.py`` and the folders still to move) is not held to a layer for now: it may import
+anything. A layered module may not import it, since it has no place below. Imports inside
+functions count too: they are imports all the same, only later.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SOURCE = Path(__file__).resolve().parents[1] / "src" / "gaugelab"
+
+LAYERS = ("core", "optim")  # bottom up
+
+# (importer, imported) pairs against the layers that a later step removes, each with its reason.
+PENDING = {
+    # config's cross-field checks: outputs an experiment names twice (controls, dial, phase), and
+    # the diagnostic's optimizers built at parse time (diagnose)
+    ("gaugelab.core.config", "gaugelab.controls"),
+    ("gaugelab.core.config", "gaugelab.dial"),
+    ("gaugelab.core.config", "gaugelab.phase"),
+    ("gaugelab.core.config", "gaugelab.diagnose"),
+}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(SOURCE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported(source: str, module: str, is_package: bool = False) -> set[str]:
+    """Every gaugelab name ``source`` (the text of ``module``) imports, absolute: ``from A import
+    b`` gives ``A.b`` (a submodule, or a name whose layer is A's), relative imports resolved."""
+    package = module if is_package else module.rpartition(".")[0]
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+    return {name for name in names if name.split(".")[0] == "gaugelab"}
+
+
+def layer(name: str) -> int | None:
+    """The index in LAYERS of a gaugelab module (or of a name in one); None: not layered yet."""
+    parts = name.split(".")
+    return LAYERS.index(parts[1]) if len(parts) > 1 and parts[1] in LAYERS else None
+
+
+def against_the_layers(module: str, names: set[str]) -> set[str]:
+    """The names ``module`` may not import: those of a higher layer or of no layer. The package
+    ``gaugelab`` itself is always loaded first, whatever is imported, so it is no edge."""
+    own = layer(module)
+    if own is None:
+        return set()
+    return {name for name in names if name != "gaugelab" and (layer(name) is None or layer(name) > own)}
+
+
+def edges() -> dict[str, set[str]]:
+    """Each engine module and the gaugelab names it imports."""
+    return {module_name(path): imported(path.read_text(), module_name(path), path.name == "__init__.py")
+            for path in sorted(SOURCE.rglob("*.py"))}
+
+
+def test_every_layered_module_imports_only_its_own_layer_and_those_below():
+    found = {(module, name) for module, names in edges().items() for name in against_the_layers(module, names)}
+    assert found <= PENDING, f"imports against the layers {LAYERS}:\n" + "\n".join(
+        f"  {module} imports {name}" for module, name in sorted(found - PENDING))
+
+
+def test_each_pending_exception_is_still_there():
+    """An exception that no longer happens is struck from PENDING, so the list only shrinks."""
+    found = {(module, name) for module, names in edges().items() for name in names}
+    assert PENDING <= found, f"strike from PENDING: {sorted(PENDING - found)}"
+
+
+def test_every_layer_is_a_folder():
+    assert all((SOURCE / name / "__init__.py").is_file() for name in LAYERS)
+
+
+@pytest.mark.parametrize("module, source, wrong", [
+    ("gaugelab.core.records", "from gaugelab import sensing", {"gaugelab.sensing"}),
+    ("gaugelab.core.records", "def f():\n    from .. import twins", {"gaugelab.twins"}),
+    ("gaugelab.core.records", "import gaugelab.optim.rules", {"gaugelab.optim.rules"}),
+    ("gaugelab.core.records", "from ..optim import cards", {"gaugelab.optim.cards"}),
+    ("gaugelab.optim.rules", "from gaugelab.core import portable\nfrom . import cards\nimport torch", set()),
+    ("gaugelab.optim.rules", "from .. import harness", {"gaugelab.harness"}),
+    ("gaugelab.harness", "from gaugelab import sensing, optim", set()),  # not layered yet
+])
+def test_the_check_sees_each_form_of_import(module, source, wrong):
+    """Negative controls: each way of spelling an import against the layers is caught."""
+    assert against_the_layers(module, imported(source, module)) == wrong

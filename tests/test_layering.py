@@ -20,9 +20,9 @@ LAYERS = ("core", "optim")  # bottom up
 PENDING = {
     # config's cross-field checks: outputs an experiment names twice (controls, dial, phase), and
     # the diagnostic's optimizers built at parse time (diagnose)
-    ("gaugelab.core.config", "gaugelab.controls"),
-    ("gaugelab.core.config", "gaugelab.dial"),
-    ("gaugelab.core.config", "gaugelab.phase"),
+    ("gaugelab.core.config", "gaugelab.sensing.controls"),
+    ("gaugelab.core.config", "gaugelab.sensing.dial"),
+    ("gaugelab.core.config", "gaugelab.sensing.phase"),
     ("gaugelab.core.config", "gaugelab.diagnose"),
 }
 

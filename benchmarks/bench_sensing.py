@@ -25,8 +25,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 import torch
 
-from gaugelab import runner
 from gaugelab.core import config, runtime
+from gaugelab.sensing import runner
 
 CHAOTIC = {"signum", "rmsprop"}  # spec §19: their cells move by ~1e-2 under round-off
 
@@ -202,7 +202,7 @@ def main() -> None:
              if k[0] not in CHAOTIC and math.isfinite(engine[k]) and math.isfinite(plain[k])]
     print(f"same work: max |rec engine - rec plain| over stable methods = {max(diffs, default=0):.1e}")
     if args.workers and differ:
-        raise SystemExit("the engine's records depend on how the runs were grouped: a bug (sensing.Layout)")
+        raise SystemExit("the engine's records depend on how the runs were grouped: a bug (testbed.Layout)")
 
 
 if __name__ == "__main__":

@@ -16,8 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 import yaml  # noqa: E402
 
 from gaugelab.core import config as gconfig  # noqa: E402
-from gaugelab import controls, dial, runner  # noqa: E402
 from gaugelab.core import records  # noqa: E402
+from gaugelab.sensing import controls, dial, runner  # noqa: E402
 
 
 def runs(cfg):

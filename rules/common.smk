@@ -20,13 +20,13 @@ from gaugelab.core import config as gaugelab_config
 from gaugelab.core import records as gaugelab_records
 from gaugelab.core import runtime as gaugelab_runtime
 from gaugelab import corpus as gaugelab_corpus
-from gaugelab import controls as gaugelab_controls
-from gaugelab import dial as gaugelab_dial
+from gaugelab.sensing import controls as gaugelab_controls
+from gaugelab.sensing import dial as gaugelab_dial
 from gaugelab import harness as gaugelab_harness
-from gaugelab import phase as gaugelab_phase
-from gaugelab import runner as gaugelab_runner
+from gaugelab.sensing import phase as gaugelab_phase
+from gaugelab.sensing import runner as gaugelab_runner
 from gaugelab import sensing_quantities as gaugelab_sq
-from gaugelab import signum_audit as gaugelab_signum_audit
+from gaugelab.sensing import signum_audit as gaugelab_signum_audit
 from gaugelab import twin_summary as gaugelab_twin_summary
 from gaugelab import twins as gaugelab_twins
 
@@ -50,7 +50,7 @@ except (gaugelab_config.ConfigError, gaugelab_runtime.NumericsError) as error:
     sys.exit(f"gaugelab: {error}")
 
 # Every sensing experiment by name with its resolved settings: the zoo and the arms of Section
-# 5's controls, each derived from the zoo's testbed (gaugelab.controls).
+# 5's controls, each derived from the zoo's testbed (gaugelab.sensing.controls).
 SENSING = gaugelab_controls.sensing_experiments(config)
 SENSING_EXPERIMENTS = list(SENSING)
 
@@ -143,7 +143,7 @@ def experiment_runs(experiment):
 
 # A sensing experiment's runs are dealt over SHARDS training jobs, seed by seed (runner.deal), and
 # its sensitivity reruns likewise: a speed choice. Under the portable numerics records do not
-# depend on the grouping (sensing.Layout); under the native ones a run's last bits may.
+# depend on the grouping (testbed.Layout); under the native ones a run's last bits may.
 SHARDS = config["shards"]
 # Every seed has as many reruns as any other, and a job holds whole seeds: no more rerun jobs than
 # seeds (a third job of two seeds would rerun nothing).

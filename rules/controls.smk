@@ -1,10 +1,10 @@
 # Section 5's controls (App. D.1, D.2, D.4, D.7) and Table 2's convex reference row.
 #
-# Each control's arms are sensing experiments (gaugelab.controls.sensing_experiments, listed in
+# Each control's arms are sensing experiments (gaugelab.sensing.controls.sensing_experiments, listed in
 # SENSING by rules/common.smk): their per-seed training jobs and summaries are the zoo's rules
 # (rules/sensing.smk). The rules below extract each control, render it and compare it.
 
-from gaugelab import nuclear as gaugelab_nuclear
+from gaugelab.sensing import nuclear as gaugelab_nuclear
 
 
 # Table 2's reference row: min-nuclear-norm interpolant per seed (float64 ADMM) -----------------

@@ -3,7 +3,7 @@
 # One training job = one shard of an experiment: its runs (every method, lr and seed it does not
 # share with an earlier experiment, rules/common.smk: RUN_SOURCE; dealt seed by seed, runner.deal;
 # config `shards`) advance as one batch sharing the product with A
-# (gaugelab.runner.run_batch), and each run writes its own record. The grouping is a speed choice:
+# (gaugelab.sensing.runner.run_batch), and each run writes its own record. The grouping is a speed choice:
 # under the portable numerics a run's numbers do not depend on its batch, and a change of `shards`
 # retrains nothing that exists (no param names the grouping).
 

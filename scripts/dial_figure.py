@@ -9,8 +9,9 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 import math  # noqa: E402
 
 
-from gaugelab import figures, published, select  # noqa: E402
+from gaugelab import figures, published  # noqa: E402
 from gaugelab.core import records, sealed  # noqa: E402
+from gaugelab.sensing import select  # noqa: E402
 
 sealed.made_from_job(snakemake)  # the seal of every file it writes names its inputs
 

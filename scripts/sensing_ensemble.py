@@ -8,9 +8,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import select  # noqa: E402
-from gaugelab.core import records  # noqa: E402
 from gaugelab import sensing_quantities as sq  # noqa: E402
+from gaugelab.core import records  # noqa: E402
+from gaugelab.sensing import select  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params
 base = [records.read(path) for path in snakemake.input.runs]
@@ -20,7 +20,7 @@ chaotic = sq.chaotic_cells(select.frame(base + first), reran, p.chaotic)
 cells = [(method, seed, lr, delta) for method, lr in chaotic for seed in p.seeds for delta in p.perturbations]
 recs = []
 if cells:  # torch is imported only here: most experiments have no chaotic cell
-    from gaugelab import dial, runner
+    from gaugelab.sensing import dial, runner
 
     rules = dial.variants(p.settings["ps"], p.settings["conventions"]) if w.experiment == "dial" else None
     recs = runner.run_batch(w.experiment, p.settings, cells, rules=rules, dtype=p.dtype, device=p.device,

@@ -7,8 +7,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import runner  # noqa: E402
 from gaugelab.core import records  # noqa: E402
+from gaugelab.sensing import runner  # noqa: E402
 
 RUN_PATH = re.compile(r"results/runs/[^/]+/(?P<method>[^/]+)/lr(?P<lr>[^/]+)/seed(?P<seed>\d+)\.json")
 

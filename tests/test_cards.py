@@ -11,10 +11,11 @@ import pytest
 import torch
 import yaml
 
-from gaugelab import diagnose, figures, figures_twins, optim, runner, select, tables
+from gaugelab import diagnose, figures, figures_twins, optim, tables
 from gaugelab.core import config, portable
-from gaugelab.optim import cards
 from gaugelab.core.runtime import set_threads
+from gaugelab.optim import cards
+from gaugelab.sensing import runner, select
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "src" / "gaugelab" / "data" / "config.schema.yaml"

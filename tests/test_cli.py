@@ -24,7 +24,8 @@ def no_training(monkeypatch):
     def started(*args, **kwargs):
         raise AssertionError("training started")
 
-    from gaugelab import diagnose, runner, twins
+    from gaugelab import diagnose, twins
+    from gaugelab.sensing import runner
     for module, name in [(runner, "run_cells"), (twins, "train_pair"), (diagnose, "run_all"),
                          (table9_local, "run")]:
         monkeypatch.setattr(module, name, started)
@@ -279,7 +280,7 @@ def test_a_dial_variant_from_the_command_line_is_the_workflows_record(tmp_path, 
     bit under the portable mode, whose records do not depend on the batch a run shares."""
     from pathlib import Path
 
-    from gaugelab import dial, runner
+    from gaugelab.sensing import dial, runner
 
     monkeypatch.undo()
     smoke = str(Path(__file__).parent / "config" / "smoke.yaml")

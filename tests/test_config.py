@@ -208,7 +208,7 @@ def test_the_largest_seed_fits_every_generator_it_seeds():
 
     top = config.schema()["$defs"]["seed"]["maximum"]
     config.validate({"seeds": [0, top]})
-    torch.Generator().manual_seed(top + 7)  # the initial factors' generator (sensing.init_factors)
+    torch.Generator().manual_seed(top + 7)  # the initial factors' generator (testbed.init_factors)
     assert top + 7 == 2**63 - 1
 
 

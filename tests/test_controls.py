@@ -6,9 +6,10 @@ import math
 import pandas as pd
 import pytest
 
-from gaugelab import compare, controls, published, runner, select
-from gaugelab.core import config
+from gaugelab import compare, published
 from gaugelab import sensing_quantities as sq
+from gaugelab.core import config
+from gaugelab.sensing import controls, runner, select
 
 
 def test_arms_of_the_default_config_follow_the_protocol():

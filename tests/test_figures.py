@@ -8,9 +8,10 @@ import pandas as pd
 import pytest
 from matplotlib.collections import PathCollection, PolyCollection
 
-from gaugelab import dial, figures, figures_twins, published
+from gaugelab import figures, figures_twins, published
 from gaugelab import twin_summary as ts
 from gaugelab.published import Value
+from gaugelab.sensing import dial
 
 # The smoke configuration's dial (tests/config/smoke.yaml, as its run records give it): every
 # erank near the planted rank 2 and the GD line just below it, far under the published 14.5.

@@ -6,8 +6,8 @@ import math
 import pytest
 import torch
 
-from gaugelab import nuclear
 from gaugelab.core import records
+from gaugelab.sensing import nuclear
 
 
 def test_the_solution_is_feasible_to_machine_precision():

@@ -9,7 +9,8 @@ import math
 import pytest
 import torch
 
-from gaugelab import optim, select
+from gaugelab import optim
+from gaugelab.sensing import select
 
 LRS = torch.tensor([0.1, 0.2], dtype=torch.float64)
 G1 = torch.tensor([[3.0, -4.0]], dtype=torch.float64)

@@ -91,7 +91,7 @@ NATIVE = {**PORTABLE, "numerics": "native", "isa": "AVX512", "blas_mode": "OFF"}
 
 
 def test_a_summary_refuses_records_of_two_numerics_modes():
-    from gaugelab import select
+    from gaugelab.sensing import select
 
     same = [record(seed=s, environment=PORTABLE) for s in (42, 123)]
     assert len(select.frame(same)) == 2

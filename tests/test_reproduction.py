@@ -3,8 +3,9 @@ paper's full grids and seeds, selection S1, held to the published values' tolera
 
 import pytest
 
-from gaugelab import published, runner, select
+from gaugelab import published
 from gaugelab.core import config
+from gaugelab.sensing import runner, select
 
 pytestmark = pytest.mark.slow
 
@@ -27,7 +28,7 @@ def test_table2_row_reproduces(method):
 
 def test_dial_endpoints_reproduce():
     """Section 7, arm A: p = 1 and both p = 0 scalars, tuned by S4 over the dial's grid."""
-    from gaugelab import dial
+    from gaugelab.sensing import dial
 
     cfg = config.load()
     settings = cfg["dial"]

@@ -3,8 +3,9 @@ interpolant of each of the three zoo instances, float64 ADMM, held to the publis
 
 import pytest
 
-from gaugelab import controls, nuclear, published
+from gaugelab import published
 from gaugelab.core import config
+from gaugelab.sensing import controls, nuclear
 
 pytestmark = pytest.mark.slow
 

@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 import torch
 
-from gaugelab import compare, controls, phase, published, runner, select, sensing
+from gaugelab import compare, published
 from gaugelab.core import config, records
+from gaugelab.sensing import controls, phase, runner, select, testbed
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "tests" / "config" / "smoke.yaml"
@@ -22,7 +23,7 @@ def test_the_tail_target_follows_the_spec():
     """§1.4: X = sqrt(1 - tau²) X₃ + tau E with E orthogonal to U*'s columns and V*'s rows, |E| = |X₃|,
     so |X| = |X₃|; E is an extra draw before A, so at tau = 0 X is Table 2's target but A is not."""
     n, r, m, seed, tau = 12, 3, 60, 42, 0.35
-    inst = sensing.make_tail_instance(n, r, m, seed, tau)
+    inst = testbed.make_tail_instance(n, r, m, seed, tau)
     g = torch.Generator().manual_seed(seed)
     u = torch.randn(n, r, generator=g) / math.sqrt(r)
     v = torch.randn(n, r, generator=g) / math.sqrt(r)
@@ -31,7 +32,7 @@ def test_the_tail_target_follows_the_spec():
     assert torch.linalg.norm(inst.X) == pytest.approx(float(torch.linalg.norm(head)), rel=1e-5)
     assert torch.linalg.norm(tail) == pytest.approx(float(torch.linalg.norm(head)), rel=1e-5)
     assert float(torch.linalg.norm(u.T @ tail)) < 1e-5 and float(torch.linalg.norm(tail @ v)) < 1e-5
-    plain, zero = sensing.make_instance(n, r, m, seed), sensing.make_tail_instance(n, r, m, seed, 0.0)
+    plain, zero = testbed.make_instance(n, r, m, seed), testbed.make_tail_instance(n, r, m, seed, 0.0)
     assert torch.equal(zero.X, plain.X) and not torch.equal(zero.A, plain.A)
     assert torch.equal(inst.y, inst.A @ inst.X.reshape(-1))
 

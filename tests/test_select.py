@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from gaugelab import select
+from gaugelab.sensing import select
 
 
 def cells(rows):
@@ -96,7 +96,7 @@ def test_midpoint_split_counts_against_the_gd_adam_midpoint():
 
 def test_summary_comparison_and_table_modules_start_without_torch():
     """The small jobs after training import these; torch's import would cost each about a second."""
-    code = ("import sys; import gaugelab.select, gaugelab.compare, gaugelab.tables, gaugelab.dial, "
+    code = ("import sys; import gaugelab.sensing.select, gaugelab.compare, gaugelab.tables, gaugelab.sensing.dial, "
             "gaugelab.core.records, gaugelab.published; print('torch' in sys.modules)")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)

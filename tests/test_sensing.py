@@ -5,19 +5,20 @@ import math
 import pytest
 import torch
 
-from gaugelab import optim, sensing
+from gaugelab import optim
 from gaugelab.core import runtime
 from gaugelab.optim import cards
+from gaugelab.sensing import testbed
 
 
 def small(seed=0, n=6, rank=2, per_dof=2.0):
-    m = sensing.measurements(n, rank, per_dof)
-    return sensing.make_instance(n, rank, m, seed), sensing.init_factors(n, n, 0.3, seed)
+    m = testbed.measurements(n, rank, per_dof)
+    return testbed.make_instance(n, rank, m, seed), testbed.init_factors(n, n, 0.3, seed)
 
 
 def test_sizes_and_draw_order():
-    assert sensing.measurements(40, 3, 2.0) == 462
-    inst = sensing.make_instance(40, 3, 462, 42)
+    assert testbed.measurements(40, 3, 2.0) == 462
+    inst = testbed.make_instance(40, 3, 462, 42)
     g = torch.Generator().manual_seed(42)
     u = torch.randn(40, 3, generator=g) / math.sqrt(3)
     v = torch.randn(40, 3, generator=g) / math.sqrt(3)
@@ -30,8 +31,8 @@ def test_loss_is_a_mean_without_half_and_matches_the_closed_form_gradient():
     inst, (u, v) = small()
     u, v = u.double()[None].requires_grad_(), v.double()[None].requires_grad_()
     a, y = inst.A.double(), inst.y.double()
-    inst64 = sensing.Instance(A=a, y=y, X=inst.X.double())
-    value = sensing.loss(inst64, u, v)
+    inst64 = testbed.Instance(A=a, y=y, X=inst.X.double())
+    value = testbed.loss(inst64, u, v)
     residual = a @ (u[0] @ v[0].T).reshape(-1) - y
     assert torch.allclose(value[0], (residual**2).sum() / len(y))
     gu, gv = torch.autograd.grad(value.sum(), [u, v])
@@ -43,23 +44,23 @@ def test_loss_is_a_mean_without_half_and_matches_the_closed_form_gradient():
 @pytest.mark.parametrize("shape", [(40, 3), (60, 5), (8, 2)])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_padded_blocks_give_every_row_the_bits_it_has_alone(threads, shape):
-    """What sensing.padded_rows relies on, on the testbeds' product shapes (both directions),
+    """What testbed.padded_rows relies on, on the testbeds' product shapes (both directions),
     under the numerics contract: in a block padded by the rule, each run's row equals that row
     alone in a block of GEMM_MIN_ROWS on one thread, whatever the count; so records do not depend
     on the batch or the threads, on any x86-64 CPU."""
     n, rank = shape
-    a = sensing.make_instance(n, rank, sensing.measurements(n, rank, 2.0), 42).A
+    a = testbed.make_instance(n, rank, testbed.measurements(n, rank, 2.0), 42).A
     g = torch.Generator().manual_seed(8)
     before = torch.get_num_threads()
     try:
         for product in (a.mT[None], a[None]):
             x = torch.randn(40, product.shape[1], generator=g) * 1e-2
             runtime.set_threads(1)
-            pad = x.new_zeros(sensing.GEMM_MIN_ROWS - 1, x.shape[1])
+            pad = x.new_zeros(testbed.GEMM_MIN_ROWS - 1, x.shape[1])
             alone = torch.cat([torch.bmm(torch.cat([x[i : i + 1], pad])[None], product)[0, :1] for i in range(len(x))])
             runtime.set_threads(threads)
             for count in range(1, len(x) + 1):
-                rows = sensing.padded_rows(count)
+                rows = testbed.padded_rows(count)
                 block = torch.cat([x[:count], x.new_zeros(rows - count, x.shape[1])])
                 assert torch.equal(torch.bmm(block[None], product)[0, :count], alone[:count]), (threads, count)
     finally:
@@ -71,14 +72,14 @@ def test_padded_blocks_give_every_row_the_bits_it_has_alone(threads, shape):
 @pytest.mark.parametrize("which", [[0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2], [0, 1, 2, 0, 1], [2, 2, 0]])
 def test_written_out_gradients_are_autograds_bit_for_bit(which, separate):
     """Dense, padded and per-instance layouts: the engine's gradient is the one autograd computes."""
-    insts = sensing.stack([small(seed)[0] for seed in range(3)])
-    layout = sensing.Layout.of(torch.tensor(which), 3, separate=separate)
+    insts = testbed.stack([small(seed)[0] for seed in range(3)])
+    layout = testbed.Layout.of(torch.tensor(which), 3, separate=separate)
     g = torch.Generator().manual_seed(5)
     u, v = (torch.randn(len(which), 6, 6, generator=g) for _ in range(2))
     uu, vv = u.clone().requires_grad_(), v.clone().requires_grad_()
-    losses = sensing.loss(insts, uu, vv, layout)
+    losses = testbed.loss(insts, uu, vv, layout)
     expected = torch.autograd.grad(losses.sum(), [uu, vv])
-    got_loss, *got = sensing.loss_and_gradients(insts, u, v, layout)
+    got_loss, *got = testbed.loss_and_gradients(insts, u, v, layout)
     assert torch.equal(got_loss, losses.detach())
     assert all(torch.equal(a, b) for a, b in zip(got, expected))
 
@@ -100,11 +101,11 @@ def test_stackable_rules_give_the_same_bits_on_stacked_parameters(name):
 
 
 def test_metrics_of_the_truth():
-    inst = sensing.make_instance(40, 3, 462, 42)
+    inst = testbed.make_instance(40, 3, 462, 42)
     u, s, vh = torch.linalg.svd(inst.X)
     root = s[:3].sqrt()
     uu, vv = (u[:, :3] * root)[None], (vh[:3].T * root)[None]
-    got = sensing.metrics(inst.X, uu, vv)
+    got = testbed.metrics(inst.X, uu, vv)
     assert got["rec"].item() < 1e-6
     assert 2.5 < got["erank"].item() < 3.0  # singular values, not their squares: unequal ones read below 3
     assert abs(got["nuc"].item() - s.sum().item()) < 1e-4
@@ -112,20 +113,20 @@ def test_metrics_of_the_truth():
 
 
 def test_cosine_reaches_zero_at_the_budget():
-    assert sensing.cosine_factor(100, 100) == 0.0
-    assert sensing.cosine_factor(50, 100) == 0.5 or abs(sensing.cosine_factor(50, 100) - 0.5) < 1e-15
+    assert testbed.cosine_factor(100, 100) == 0.0
+    assert testbed.cosine_factor(50, 100) == 0.5 or abs(testbed.cosine_factor(50, 100) - 0.5) < 1e-15
 
 
 def test_divergence_is_a_status_with_nan_metrics():
     inst, (u, v) = small()
-    res, = sensing.train(inst, optim.make("gd"), [10.0], u, v, budget=1000, decayed=False)
+    res, = testbed.train(inst, optim.make("gd"), [10.0], u, v, budget=1000, decayed=False)
     assert res.status == "diverged" and res.steps < 1000
     assert all(math.isnan(x) for x in (res.rec, res.erank, res.nuc, res.bal, res.train))
 
 
 def test_early_stop_only_at_multiples_of_check_every():
     inst, (u, v) = small()
-    res, = sensing.train(inst, optim.make("adam"), [0.01], u, v, budget=5000, decayed=False,
+    res, = testbed.train(inst, optim.make("adam"), [0.01], u, v, budget=5000, decayed=False,
                          tol=1e-3, check_every=300)
     assert res.status == "interpolated" and res.steps % 300 == 0 and res.train < 1e-3
     assert res.curve_steps[0] == 1 and res.curve_steps[-1] == res.steps
@@ -133,7 +134,7 @@ def test_early_stop_only_at_multiples_of_check_every():
 
 def test_budget_status_and_steps():
     inst, (u, v) = small()
-    res, = sensing.train(inst, optim.make("gd"), [1e-4], u, v, budget=50, decayed=True)
+    res, = testbed.train(inst, optim.make("gd"), [1e-4], u, v, budget=50, decayed=True)
     assert res.status == "budget" and res.steps == 50
 
 
@@ -148,9 +149,9 @@ def test_batched_runs_are_bit_identical_to_one_at_a_time(name):
     inst, (u, v) = small(seed=3)
     lrs = [0.003, 0.03, 0.3, 10.0]
     make = DIAL.get(name, lambda: optim.make(name))
-    together = sensing.train(inst, make(), lrs, u, v, budget=600, decayed=True, tol=1e-4)
+    together = testbed.train(inst, make(), lrs, u, v, budget=600, decayed=True, tol=1e-4)
     for lr, joint in zip(lrs, together):
-        alone, = sensing.train(inst, make(), [lr], u, v, budget=600, decayed=True, tol=1e-4)
+        alone, = testbed.train(inst, make(), [lr], u, v, budget=600, decayed=True, tol=1e-4)
         assert (joint.status, joint.steps, joint.curve_loss) == (alone.status, alone.steps, alone.curve_loss)
         for key in ("rec", "erank", "nuc", "bal", "train"):
             a, b = getattr(joint, key), getattr(alone, key)
@@ -159,14 +160,14 @@ def test_batched_runs_are_bit_identical_to_one_at_a_time(name):
 
 def test_perturbation_scales_the_initial_u():
     inst, (u, v) = small()
-    base, moved = sensing.train(inst, optim.make("gd"), [0.01, 0.01], u, v, budget=1, decayed=False,
+    base, moved = testbed.train(inst, optim.make("gd"), [0.01, 0.01], u, v, budget=1, decayed=False,
                                 perturbations=[0.0, 1e-3])
     assert moved.curve_loss[0] != base.curve_loss[0]
 
 
 @pytest.mark.portable
 def test_one_batch_of_several_methods_and_seeds_matches_separate_batches():
-    from gaugelab import runner
+    from gaugelab.sensing import runner
 
     exp = {"n": 6, "rank": 2, "width": 6, "measurements_per_dof": 2.0, "init": 0.3, "budget": 400,
            "tol": 1e-4, "check_every": 200, "decayed": ["muon"]}
@@ -182,24 +183,24 @@ def test_one_batch_of_several_methods_and_seeds_matches_separate_batches():
 
 def test_dial_loop_checks_the_post_update_loss():
     inst, (u, v) = small()
-    canonical, = sensing.train(inst, optim.make("adam"), [0.01], u, v, budget=5000, decayed=False, tol=1e-3)
-    dial, = sensing.train(inst, optim.make("adam"), [0.01], u, v, budget=5000, decayed=False, tol=1e-3,
+    canonical, = testbed.train(inst, optim.make("adam"), [0.01], u, v, budget=5000, decayed=False, tol=1e-3)
+    dial, = testbed.train(inst, optim.make("adam"), [0.01], u, v, budget=5000, decayed=False, tol=1e-3,
                           loop="dial")
     assert dial.status == "interpolated" and dial.steps % 200 == 0 and dial.train < 1e-3
     assert dial.steps <= canonical.steps  # the post-update loss is lower, so it can only stop earlier
     assert dial.train != dial.curve_loss[-1]  # reported train is post-update, the curve pre-update
-    big, = sensing.train(inst, optim.make("gd"), [10.0], u, v, budget=1000, decayed=False, loop="dial")
+    big, = testbed.train(inst, optim.make("gd"), [10.0], u, v, budget=1000, decayed=False, loop="dial")
     assert big.status == "diverged" and big.steps == 200  # no per-step test: caught at the first check
-    budget, = sensing.train(inst, optim.make("gd"), [1e-4], u, v, budget=50, decayed=False, loop="dial")
+    budget, = testbed.train(inst, optim.make("gd"), [1e-4], u, v, budget=50, decayed=False, loop="dial")
     assert budget.status == "budget" and budget.steps == 50 and math.isfinite(budget.train)
     with pytest.raises(ValueError, match="unknown loop"):
-        sensing.train(inst, optim.make("gd"), [0.1], u, v, budget=1, decayed=False, loop="gpu")
+        testbed.train(inst, optim.make("gd"), [0.1], u, v, budget=1, decayed=False, loop="gpu")
 
 
 def test_no_early_stop_runs_every_step_and_tol_still_decides_the_status():
     inst, (u, v) = small()
-    stopped, = sensing.train(inst, optim.make("adam"), [0.01], u, v, budget=3000, decayed=False, tol=1e-3)
-    full, = sensing.train(inst, optim.make("adam"), [0.01], u, v, budget=3000, decayed=False, tol=1e-3,
+    stopped, = testbed.train(inst, optim.make("adam"), [0.01], u, v, budget=3000, decayed=False, tol=1e-3)
+    full, = testbed.train(inst, optim.make("adam"), [0.01], u, v, budget=3000, decayed=False, tol=1e-3,
                           early_stop=False)
     assert stopped.steps < 3000 and full.steps == 3000
     assert full.status == "interpolated" and full.train < stopped.train
@@ -207,7 +208,7 @@ def test_no_early_stop_runs_every_step_and_tol_still_decides_the_status():
 
 
 def test_deal_never_cuts_a_seed_and_interleaves_the_methods():
-    from gaugelab import runner
+    from gaugelab.sensing import runner
 
     cells = [(method, lr, seed) for method in ("a", "b", "c") for lr in (1, 2) for seed in (7, 8, 9)]
     deal = lambda shards, cells=cells: runner.deal(cells, shards, seed=lambda c: c[2], method=lambda c: c[0])
@@ -223,8 +224,8 @@ def test_deal_never_cuts_a_seed_and_interleaves_the_methods():
 
 SHARDED_RUN = """
 import json, sys
-from gaugelab import runner
 from gaugelab.core import config
+from gaugelab.sensing import runner
 shards, threads = map(int, sys.argv[1:])
 exp = {**config.load()["zoo"], "budget": 60, "check_every": 20}
 cells = [(method, seed, lr, 0.0) for method, grid in exp["grids"].items() for lr in grid[1:3]

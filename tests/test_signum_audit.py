@@ -10,8 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gaugelab import compare, controls, published, runner, sensing, signum_audit
+from gaugelab import compare, published
 from gaugelab.core import config, records
+from gaugelab.sensing import controls, runner, signum_audit, testbed
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "tests" / "config" / "smoke.yaml"
@@ -20,10 +21,10 @@ TINY = {"zoo": {"n": 8, "rank": 2, "width": 8, "budget": 400},
 
 
 def test_the_linear_anneal_ends_at_zero_and_names_its_runs():
-    assert sensing.linear_factor(0, 400) == 1.0 and sensing.linear_factor(400, 400) == 0.0
-    assert sensing.linear_factor(100, 400) == 0.75
+    assert testbed.linear_factor(0, 400) == 1.0 and testbed.linear_factor(400, 400) == 0.0
+    assert testbed.linear_factor(100, 400) == 0.75
     with pytest.raises(ValueError, match="unknown anneal"):
-        sensing.train(sensing.make_instance(4, 1, 8, 0), [], [], *sensing.init_factors(4, 4, 1e-3, 0),
+        testbed.train(testbed.make_instance(4, 1, 8, 0), [], [], *testbed.init_factors(4, 4, 1e-3, 0),
                       budget=1, decayed=False, anneal="step")
     cfg = config.validate(TINY)
     arms = signum_audit.arms(cfg)

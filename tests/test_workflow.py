@@ -311,8 +311,8 @@ def test_smoke_run_produces_the_controls(smoke):
 def test_gaugelab_summarize_gives_each_experiments_summary_byte_for_byte(smoke, tmp_path):
     """Outside Snakemake, `gaugelab summarize` makes the summary job's file from the same records
     (each experiment's own runs and the ones it reads from the zoo, controls.run_sources)."""
-    from gaugelab import controls
     from gaugelab.core import config
+    from gaugelab.sensing import controls
 
     cfg = config.load(str(SMOKE))
     experiments = controls.sensing_experiments(cfg)
@@ -341,8 +341,9 @@ def test_gaugelab_table_renders_each_table_as_its_job_does(smoke, tmp_path):
     """`gaugelab table NAME INPUTS -o OUT.tex` outside Snakemake: the table job's LaTeX and HTML,
     byte for byte, from the files the job reads (the reference rows in glob order, not seed order;
     Table 6's runs found among every zoo and schedule-arm record by what determines them)."""
-    from gaugelab import controls, table_files
+    from gaugelab import table_files
     from gaugelab.core import config
+    from gaugelab.sensing import controls
 
     cfg, r = config.load(str(SMOKE)), smoke / "results"
     arms = [r / controls.init_arm(scale) / "summary.csv" for scale in cfg["init_scale"]["inits"]]

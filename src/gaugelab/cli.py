@@ -8,7 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-from . import controls, optim, runner, symmetries, table_files
+from . import optim, symmetries, table_files
+from .sensing import controls, runner
 from .core import config as configuration
 from .core import records, runtime, sealed
 from .optim import cards
@@ -102,7 +103,7 @@ def _output(path: str, flag: str = "-o") -> None:
 def _sensing(args: argparse.Namespace) -> int:
     """One run of any sensing experiment the workflow runs: the zoo, a control's arm, or the dial
     (an Adam-p variant: --method adam_p --p P --convention C, labelled as the dial labels it)."""
-    from . import dial
+    from .sensing import dial
 
     _output(args.output)
     cfg = _config(args.config)
@@ -138,7 +139,7 @@ def _sensing(args: argparse.Namespace) -> int:
 def _summarize(args: argparse.Namespace) -> int:
     """A sensing experiment's summary CSV from its run records, as the workflow's summary job
     makes it; the records must be the experiment's runs, every one, made with its settings."""
-    from . import select
+    from .sensing import select
 
     _output(args.output)
     cfg = _config(args.config)

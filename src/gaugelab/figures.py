@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from . import dial, select  # noqa: E402
+from .sensing import dial, select  # noqa: E402
 from .core import sealed  # noqa: E402
 from .optim import cards  # noqa: E402
 

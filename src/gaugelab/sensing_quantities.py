@@ -15,10 +15,11 @@ import math
 
 import pandas as pd
 
-from . import dial as dial_arms
-from . import controls, published, select
-from .optim import cards
+from . import published
 from .compare import DIFFERS, EXACT, WITHIN, Found
+from .optim import cards
+from .sensing import controls, select
+from .sensing import dial as dial_arms
 
 
 def sensitivity(runs: pd.DataFrame) -> pd.DataFrame:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from . import gauge
+from .core import gauge
 from .core import portable
 
 

@@ -8,7 +8,7 @@ import re
 
 import pandas as pd
 
-from . import select
+from .sensing import select
 from .optim import cards
 
 

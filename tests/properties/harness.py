@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from gaugelab import optim, sensing
+from gaugelab import optim
+from gaugelab.sensing import testbed
 
 F64 = torch.float64
 EXACT, LOOSE, BROKEN = 1e-11, 1e-9, 1e-3
@@ -44,7 +45,7 @@ def randn(*shape: int, generator: torch.Generator) -> Tensor:
 class Problem:
     """P(seed): the engine's planted sensing instance, drawn in float64."""
 
-    inst: sensing.Instance
+    inst: testbed.Instance
     n: int
     k: int
     r: int
@@ -56,7 +57,7 @@ def make_problem(seed: int, n: int = 6, k: int = 3, r: int = 2, m: int = 20) -> 
     """U*, V* (N(0,1)/√r), then A (N(0,1)) from one generator seeded ``seed`` (the engine's
     constructor, which draws in the default dtype; the suite runs it under float64)."""
     assert torch.get_default_dtype() == F64, "the property suite must draw in float64"
-    inst = sensing.make_instance(n, r, m, seed)
+    inst = testbed.make_instance(n, r, m, seed)
     assert inst.A.dtype == F64 and inst.y.dtype == F64
     return Problem(inst, n, k, r, m, seed)
 
@@ -64,7 +65,7 @@ def make_problem(seed: int, n: int = 6, k: int = 3, r: int = 2, m: int = 20) -> 
 def make_factors(seed: int, n: int = 6, k: int = 3, scale: float = 0.3) -> tuple[Tensor, Tensor]:
     """F(seed): U then V, each scale·N(0,1)^{n×k}, generator seeded seed + 7919."""
     assert torch.get_default_dtype() == F64
-    u, v = sensing.init_factors(n, k, scale, seed + FACTORS_OFFSET - ENGINE_FACTORS_OFFSET)
+    u, v = testbed.init_factors(n, k, scale, seed + FACTORS_OFFSET - ENGINE_FACTORS_OFFSET)
     assert u.dtype == F64
     return u, v
 
@@ -81,7 +82,7 @@ def perturbed_identity(k: int, seed: int = 2) -> Tensor:
     return torch.eye(k, dtype=F64) + 0.4 * randn(k, k, generator=gen(seed))
 
 
-def grads(inst: sensing.Instance, u: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+def grads(inst: testbed.Instance, u: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
     """Autograd gradients of the engine loss at (U, V), on detached clones.
 
     Accepts n×k factors (a run dimension is added and removed) or (B, n, k) factors.
@@ -89,7 +90,7 @@ def grads(inst: sensing.Instance, u: Tensor, v: Tensor) -> tuple[Tensor, Tensor]
     single = u.dim() == 2
     uu = (u[None] if single else u).detach().clone().requires_grad_(True)
     vv = (v[None] if single else v).detach().clone().requires_grad_(True)
-    gu, gv = torch.autograd.grad(sensing.loss(inst, uu, vv).sum(), [uu, vv])
+    gu, gv = torch.autograd.grad(testbed.loss(inst, uu, vv).sum(), [uu, vv])
     return (gu[0], gv[0]) if single else (gu, gv)
 
 
@@ -108,7 +109,7 @@ def make_rule(rule: str | optim.Rule, **hparams) -> optim.Rule:
     return optim.make(rule, **hparams) if isinstance(rule, str) else rule
 
 
-def run(inst: sensing.Instance, rule: str | optim.Rule, u0: Tensor, v0: Tensor, lr: float,
+def run(inst: testbed.Instance, rule: str | optim.Rule, u0: Tensor, v0: Tensor, lr: float,
         steps: int, **hparams) -> Trace:
     """Driver (spec §2): deep copies, fresh empty state, autograd gradients at the current point,
     the whole list [g_U, g_V] to the rule, increments added. t starts at 1."""

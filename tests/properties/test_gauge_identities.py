@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from gaugelab import gauge, sensing
+from gaugelab.core import gauge
+from gaugelab.sensing import testbed
 
 from .harness import BROKEN, EXACT, F64, gen, grads, perturbed_identity, randn, rel
 
@@ -61,9 +62,9 @@ def test_lemma41_gradient_covariance(problem, factors, rand_orthogonal):
     assert rel(gv_b, gv @ b) > BROKEN
 
 
-def _depth3_loss(inst: sensing.Instance, u1, u2, u3):
+def _depth3_loss(inst: testbed.Instance, u1, u2, u3):
     """The engine's sensing loss on the depth-3 product U₁U₂U₃ = (U₁U₂)(U₃ᵀ)ᵀ."""
-    return sensing.loss(inst, (u1 @ u2)[None], u3.T[None]).sum()
+    return testbed.loss(inst, (u1 @ u2)[None], u3.T[None]).sum()
 
 
 def _depth3_grads(inst, u1, u2, u3):
@@ -81,7 +82,7 @@ def test_corA3_depth3_interface_gauge(rand_orthogonal):
     u1 = 0.4 * randn(5, 4, generator=g)
     u2 = 0.4 * randn(4, 4, generator=g)
     u3 = 0.4 * randn(4, 5, generator=g)
-    inst = sensing.Instance(A=a, y=y, X=torch.zeros(5, 5, dtype=F64))
+    inst = testbed.Instance(A=a, y=y, X=torch.zeros(5, 5, dtype=F64))
     q = rand_orthogonal(4, 9)
 
     l0, (g1, g2, g3) = _depth3_grads(inst, u1, u2, u3)

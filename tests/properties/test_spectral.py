@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import torch
 
-from gaugelab import gauge, optim
+from gaugelab import optim
+from gaugelab.core import gauge
 
 from .harness import (BROKEN, EXACT, F64, direction, gen, perturbed_identity, randn, rel,
                       spectral_on_support)

@@ -11,7 +11,9 @@ import math
 import pytest
 import torch
 
-from gaugelab import gauge, optim, sensing
+from gaugelab import optim
+from gaugelab.core import gauge
+from gaugelab.sensing import testbed
 
 from .harness import (BROKEN, EXACT, F64, LOOSE, clamped_root, direction, grads, rel)
 
@@ -237,7 +239,7 @@ def test_prop44_scalar_witness(driver):
     u0 = torch.tensor([[1.0, 0.0]], dtype=F64)
     v0 = u0.clone()
     # the engine's sensing loss with m = 1, A = [1/√2], y = 0 is exactly f(w) = w²/2
-    inst = sensing.Instance(A=torch.tensor([[c]], dtype=F64), y=torch.zeros(1, dtype=F64),
+    inst = testbed.Instance(A=torch.tensor([[c]], dtype=F64), y=torch.zeros(1, dtype=F64),
                             X=torch.zeros(1, 1, dtype=F64))
     gu, gv = grads(inst, u0, v0)
     assert rel(gu, v0) < 1e-15 and rel(gv, u0) < 1e-15

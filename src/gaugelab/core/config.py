@@ -172,7 +172,7 @@ def _sizes(get, where: str, per_dof_from: str | None = None):
 def _names(get):
     """Values that differ but name the same output: an init scale's arm and a dial p's label
     print the value with 6 significant digits (controls.init_arm, dial.label, phase.arm_name)."""
-    from .. import controls, dial, phase  # against the layers: tests/test_layering.py's PENDING
+    from ..sensing import controls, dial, phase  # against the layers: tests/test_layering.py's PENDING
 
     for where, name in (("init_scale/inits", controls.init_arm), ("dial/ps", lambda p: dial.label(p, "rms")),
                         ("phase_diagram/taus", lambda tau: phase.arm_name(phase.COARSE, tau)),

@@ -17,7 +17,9 @@ from typing import Protocol
 import torch
 from torch import Tensor
 
-from .. import gauge, harness, runner, sensing, tasks, transformer
+from .. import harness, tasks, transformer
+from ..core import gauge
+from ..sensing import runner, testbed
 from ..core import portable
 from .errors import DiagnoseError
 
@@ -87,7 +89,7 @@ class SensingTestbed:
 
     def loss(self, params):
         u, v = params
-        return sensing.loss(self.inst, u[None], v[None])[0]
+        return testbed.loss(self.inst, u[None], v[None])[0]
 
     def output(self, params):
         return gauge.product(params[0], params[1])

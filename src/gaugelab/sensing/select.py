@@ -7,8 +7,8 @@ import math
 
 import pandas as pd
 
-from .core import records
-from .optim import cards
+from ..core import records
+from ..optim import cards
 
 CELL = ["method", "lr"]
 

@@ -2,7 +2,7 @@
 as sensing experiments, and the phase table, the crossing tau* and the schedule control read from
 their summaries.
 
-The target is a planted rank-3 head plus a tail of amplitude tau (sensing.make_tail_instance);
+The target is a planted rank-3 head plus a tail of amplitude tau (testbed.make_tail_instance);
 everything else is the zoo's testbed and protocol, selection S5. Per tau, three arms: the coarse
 grid (Muon decayed, the others constant), and for the schedule control every method constant and
 every method decayed. A run two arms share (e.g. GD at a constant lr) is made once
@@ -15,7 +15,7 @@ import math
 
 import pandas as pd
 
-from .optim import cards
+from ..optim import cards
 
 COARSE, CONST, DECAY = "coarse", "const", "decay"
 METHODS = (cards.GD, cards.ADAM, cards.MUON, cards.SHAMPOO)
@@ -139,7 +139,7 @@ def schedule_crossings(table: pd.DataFrame) -> dict[str, float]:
 def found(table: pd.DataFrame) -> dict:
     """The reproduced counterparts of Section 8's published values (published.SECTION8): the coarse
     grid's tau*, with d(tau) = rec_Muon - rec_GD at every tau in the note."""
-    from .compare import Found
+    from ..compare import Found
 
     m, g = rec_of(table, COARSE, cards.MUON), rec_of(table, COARSE, cards.GD)
     taus = sorted(set(m.index) & set(g.index))

@@ -10,7 +10,7 @@ import pandas as pd
 
 
 if TYPE_CHECKING:
-    from .optim import Rule
+    from ..optim import Rule
 
 
 def label(p: float, convention: str) -> str:
@@ -34,7 +34,7 @@ def parse_label(name: str) -> tuple[str | None, float]:
 
 def variants(ps: list[float], conventions: list[str]) -> dict[str, Rule]:
     """Labels and rules in the spec's order (:func:`labels`)."""
-    from . import optim  # here, not at the top: the tables and comparisons use this module without torch
+    from .. import optim  # here, not at the top: the tables and comparisons use this module without torch
 
     out = {label(1.0, "rms"): optim.adam_p(1.0)} if any(p >= 1 for p in ps) else {}
     for convention in conventions:

@@ -21,8 +21,8 @@ import torch
 from collections.abc import Callable
 from torch import Tensor
 
-from . import sensing
-from .core import portable
+from ..core import portable
+from . import testbed
 
 Number = "float | Tensor"  # annotation alias: floats or float64 tensors, elementwise
 
@@ -52,10 +52,10 @@ def unpack(theta: Tensor, n: int, k: int) -> tuple[Tensor, Tensor]:
     return theta[: n * k].reshape(n, k), theta[n * k:].reshape(n, k)
 
 
-def flat_gradient(inst: sensing.Instance, theta: Tensor, n: int, k: int) -> Tensor:
+def flat_gradient(inst: testbed.Instance, theta: Tensor, n: int, k: int) -> Tensor:
     """∇L(θ) by autograd through the engine's loss, evaluated on the split (U, V)."""
     u, v = (x.detach().clone().requires_grad_(True)[None] for x in unpack(theta, n, k))
-    gu, gv = torch.autograd.grad(sensing.loss(inst, u, v).sum(), [u, v])
+    gu, gv = torch.autograd.grad(testbed.loss(inst, u, v).sum(), [u, v])
     return pack(gu[0], gv[0])
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from . import sensing
-from .core import portable, progress, records, runtime
+from ..core import portable, progress, records, runtime
+from . import testbed
 
 SCHEMA = records.CONVEX_SCHEMA
 FIELDS = ("seed", "rec", "erank", "nuc", "nuc_truth", "feasibility", "iterations", "primal_residual",
@@ -84,7 +84,7 @@ def min_nuclear_norm(a: Tensor, y: Tensor, shape: tuple[int, int], *, rho: float
 
 def effective_rank_exact(sigma: Tensor) -> float:
     """Entropy effective rank over the nonzero p_i = σ_i/Σσ only, without the 1e-12 guards of
-    :func:`gaugelab.sensing.effective_rank` (spec §9, §18.10; the difference is negligible)."""
+    :func:`gaugelab.sensing.testbed.effective_rank` (spec §9, §18.10; the difference is negligible)."""
     p = sigma / sigma.sum()
     p = p[p > 0]
     return math.exp(-(p * portable.log(p)).sum().item())
@@ -92,11 +92,11 @@ def effective_rank_exact(sigma: Tensor) -> float:
 
 def reference(n: int, rank: int, per_dof: float, seed: int, *, max_iter: int = 20000, tol: float = 1e-11,
               threads: int | None = None) -> dict:
-    """The reference on one zoo instance: the float32 draws of :func:`sensing.make_instance`
+    """The reference on one zoo instance: the float32 draws of :func:`testbed.make_instance`
     (y the float32 product), cast to float64 and solved there. Returns a record."""
     runtime.configure(threads=threads)
-    m = sensing.measurements(n, rank, per_dof)
-    inst = sensing.make_instance(n, rank, m, seed)
+    m = testbed.measurements(n, rank, per_dof)
+    inst = testbed.make_instance(n, rank, m, seed)
     a, y, truth = inst.A.double(), inst.y.double(), inst.X.double()
     sol = min_nuclear_norm(a, y, (n, n), max_iter=max_iter, tol=tol)
     sigma = torch.linalg.svdvals(sol.X)

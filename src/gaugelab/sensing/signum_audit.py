@@ -5,9 +5,9 @@ Signum only, float32, the Table 2 instances and seeds, every run all T steps (no
 
 - P1, mechanism diagnostics: cos, T = 4×10⁴, lr 3e-3; every 2000 steps rec, erank, the spectra of
   U's momentum, of its sign and of U's windowed displacement, the alignment of W's windowed change
-  with X*, and W's top four singular values (:func:`diagnostics`, sensing.train's observe hook).
+  with X*, and W's top four singular values (:func:`diagnostics`, testbed.train's observe hook).
 - P2, horizon × schedule: T × {cos, lin} × lr, mean rec over seeds and each seed's.
-- P3, spectral tail: the phase diagram's targets (sensing.make_tail_instance), cos, T = 4×10⁴.
+- P3, spectral tail: the phase diagram's targets (testbed.make_tail_instance), cos, T = 4×10⁴.
 
 P2 and P3 are ordinary sensing experiments. The (T = 2×10⁴, cos) arm is not Table 2's runs: those
 stop early once signum's train loss is below the bar (at step 19 600 in every seed here), the
@@ -22,8 +22,8 @@ import math
 import pandas as pd
 import torch
 
-from . import phase, sensing
-from .optim import cards
+from ..optim import cards
+from . import phase, testbed
 
 SHAPES = {"cosine": "cos", "linear": "lin"}
 
@@ -67,7 +67,7 @@ def _spectrum(x: torch.Tensor) -> tuple[float, float]:
 
 
 class Diagnostics:
-    """sensing.train's observe hook for P1: one row per run every ``every`` steps (spec §12 P1).
+    """testbed.train's observe hook for P1: one row per run every ``every`` steps (spec §12 P1).
     The windowed quantities compare with the factors ``every`` steps earlier (at t = every, with
     the initial ones)."""
 
@@ -82,7 +82,7 @@ class Diagnostics:
         for row, run in enumerate(runs):
             u, v = factors[row, 0], factors[row, 1]
             x = self.targets[run]
-            m = sensing.metrics(x, u[None], v[None])
+            m = testbed.metrics(x, u[None], v[None])
             w, w_before = u @ v.T, self.previous[run][0] @ self.previous[run][1].T
             dw = (w - w_before).double()
             ratio_m, top_m = _spectrum(momentum[row, 0])
@@ -131,8 +131,8 @@ def consistency(table: pd.DataFrame, zoo_summary: pd.DataFrame, zoo_spread: dict
     """The audit's (T = ``budget``, cos, ``lr``) cell beside Table 2's signum row
     (published.SIGNUM_AUDIT), read against the ensemble of Table 2's cell (``zoo_spread``:
     sensing_quantities' spread of the zoo's signum cell at ``lr``)."""
-    from .compare import Found
-    from .published import SIGNUM_AUDIT
+    from ..compare import Found
+    from ..published import SIGNUM_AUDIT
 
     hit = table[(table["part"] == "P2") & (table["T"] == budget) & (table["anneal"] == "cos") & (table["lr"] == lr)]
     zoo = zoo_summary[(zoo_summary["method"] == cards.SIGNUM) & (zoo_summary["lr"] == lr)]
@@ -151,7 +151,7 @@ def run_diagnostics(config: dict, dtype: str = "float32", device: str = "cpu") -
     """P1: signum's runs of :func:`diagnostics_experiment`, one per seed as one batch, observed
     every ``diagnose_every`` steps; the diagnostics and the runs' records."""
     from . import runner
-    from .core import runtime
+    from ..core import runtime
 
     audit, seeds = config["signum_audit"], list(config["seeds"])
     exp = diagnostics_experiment(config)

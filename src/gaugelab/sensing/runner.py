@@ -9,15 +9,16 @@ from typing import TypeVar
 
 import torch
 
-from . import optim, sensing
-from .core import progress, records, runtime
+from .. import optim
+from ..core import progress, records, runtime
+from . import testbed
 
 T = TypeVar("T")
 
 
 def problem_size(exp: dict) -> dict:
     """The testbed sizes an experiment config implies, including the derived m."""
-    m = sensing.measurements(exp["n"], exp["rank"], exp["measurements_per_dof"])
+    m = testbed.measurements(exp["n"], exp["rank"], exp["measurements_per_dof"])
     return {"n": exp["n"], "rank": exp["rank"], "width": exp["width"], "m": m, **_tail(exp)}
 
 
@@ -32,14 +33,14 @@ def prepare(exp: dict, seed: int, dtype: str, device: torch.device):
     float64 runs cast them and recompute y after the cast."""
     size = problem_size(exp)
     if exp.get("tail") is None:
-        inst = sensing.make_instance(size["n"], size["rank"], size["m"], seed)
+        inst = testbed.make_instance(size["n"], size["rank"], size["m"], seed)
     else:  # Section 8's spectral-tail target
-        inst = sensing.make_tail_instance(size["n"], size["rank"], size["m"], seed, exp["tail"])
-    u0, v0 = sensing.init_factors(size["n"], size["width"], exp["init"], seed)
+        inst = testbed.make_tail_instance(size["n"], size["rank"], size["m"], seed, exp["tail"])
+    u0, v0 = testbed.init_factors(size["n"], size["width"], exp["init"], seed)
     target = runtime.resolve_dtype(dtype)
     if target != torch.float32 or device.type != "cpu":
         a, x = inst.A.to(device, target), inst.X.to(device, target)
-        inst = sensing.Instance(A=a, y=a @ x.reshape(-1), X=x)
+        inst = testbed.Instance(A=a, y=a @ x.reshape(-1), X=x)
         u0, v0 = u0.to(device, target), v0.to(device, target)
     return inst, u0, v0
 
@@ -55,8 +56,8 @@ def run_batch(experiment: str, exp: dict, cells: list[Cell], *, rules: dict[str,
     ``rules`` maps a method label to its rule (default: the registry's rule of that name; the
     dial passes its Adam-p variants). The seeds' instances are stacked and all methods share the
     product with A; a run's numbers do not depend on the other runs of its batch
-    (sensing.Layout), so any grouping of cells into jobs gives the same records. ``observe`` and
-    ``observe_every``: sensing.train's diagnostics hook.
+    (testbed.Layout), so any grouping of cells into jobs gives the same records. ``observe`` and
+    ``observe_every``: testbed.train's diagnostics hook.
     """
     dev = runtime.configure(threads=threads, device=device)
     rules = dict(rules or {})
@@ -67,8 +68,8 @@ def run_batch(experiment: str, exp: dict, cells: list[Cell], *, rules: dict[str,
     early_stop = exp.get("early_stop", True)
     seeds = list(dict.fromkeys(c[1] for c in cells))
     prepared = {seed: prepare(exp, seed, dtype, dev) for seed in seeds}
-    inst = sensing.stack([prepared[seed][0] for seed in seeds])
-    results = sensing.train(
+    inst = testbed.stack([prepared[seed][0] for seed in seeds])
+    results = testbed.train(
         inst, [rules[m] for m, _, _, _ in cells], [float(lr) for _, _, lr, _ in cells],
         torch.stack([prepared[seed][1] for _, seed, _, _ in cells]),
         torch.stack([prepared[seed][2] for _, seed, _, _ in cells]),
@@ -132,7 +133,7 @@ def deal(cells: Sequence[T], shards: int, *, seed: Callable[[T], Hashable],
     its runs use it, so a seed cut between two jobs would be streamed by both: no job shares a
     seed with another. Within a job the methods are interleaved seed by seed (each method's first
     cell, then each one's second, ...). Under the portable numerics which job a run lands in never
-    changes its record (sensing.Layout).
+    changes its record (testbed.Layout).
     """
     seeds = list(dict.fromkeys(seed(c) for c in cells))
     rank, taken = [], {}  # rank: how many cells of the same seed and method come before

@@ -13,8 +13,8 @@ import math
 
 import pandas as pd
 
+from ..optim import cards
 from . import phase, select, signum_audit
-from .optim import cards
 
 SCHEDULE_MODES = {"const": "schedule_const", "decay": "schedule_decay", "decay-full": "schedule_decay_full"}
 RMSPROP_MODE, RMSPROP_ARM = "const-60k", "schedule_rmsprop_const"
@@ -221,7 +221,7 @@ def run_keys(exp: dict, seeds: list[int], dtype: str) -> list[tuple]:
     digest: runner.run_settings, records.settings_digest), in the workflow's order (grid order,
     then seed)."""
     from . import runner
-    from .core import records
+    from ..core import records
 
     keys = []
     for method, grid in exp["grids"].items():
@@ -251,7 +251,7 @@ def experiment_records(paths: list[str], exp: dict, seeds: list[int], dtype: str
     its :func:`run_keys` entry (a control's run that the zoo makes is the zoo's record). Records
     of other runs are passed over, or with ``only`` refused (a summary reads one experiment's runs
     and nothing else). A missing run, or with ``only`` another one, is a RecordError."""
-    from .core import records
+    from ..core import records
 
     wanted: dict[tuple, dict | None] = dict.fromkeys(run_keys(exp, seeds, dtype))
     for path in paths:

@@ -1,11 +1,12 @@
 # Section 6 and Appendix D.5: attention-head gauge twins on the CPU float32 model. One job per
+from gaugelab.attention import pairs as gaugelab_pairs
 # copy 1 (optimizer × init seed) for every pair that shares it, the summary, Table 3 and its QK
 # companion, the D.5 table, Figure 2 and the published-versus-reproduced rows.
 
 # What determines a run; the run sets and the D.5 threshold do not, so editing them reruns nothing.
 TWIN_SETTINGS = {k: v for k, v in config["twins"].items() if k not in ("sets", "tau_decades")}
 # The distinct pairs of every run set, grouped by the copy 1 they share (optimizer × init seed).
-TWIN_BASES = gaugelab_harness.by_base(
+TWIN_BASES = gaugelab_pairs.by_base(
     gaugelab_twin_summary.unique_pairs(gaugelab_twin_summary.sets_of(config["twins"]))
 )
 

@@ -22,7 +22,6 @@ from gaugelab.core import runtime as gaugelab_runtime
 from gaugelab.attention import corpus as gaugelab_corpus
 from gaugelab import controls as gaugelab_controls
 from gaugelab import dial as gaugelab_dial
-from gaugelab.attention import harness as gaugelab_harness
 from gaugelab import phase as gaugelab_phase
 from gaugelab import runner as gaugelab_runner
 from gaugelab import sensing_quantities as gaugelab_sq

@@ -10,6 +10,7 @@
 # - merge_extension: EXTENSION (attention.md §13), not in the paper and not in the default target.
 
 from gaugelab.attention import merge as gaugelab_merge
+from gaugelab.attention import configs as gaugelab_configs
 from gaugelab.attention import float64 as gaugelab_float64
 from gaugelab.attention import pairs as gaugelab_pairs
 

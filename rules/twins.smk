@@ -1,5 +1,4 @@
 # Section 6 and Appendix D.5: attention-head gauge twins on the CPU float32 model. One job per
-from gaugelab.attention import pairs as gaugelab_pairs
 # copy 1 (optimizer × init seed) for every pair that shares it, the summary, Table 3 and its QK
 # companion, the D.5 table, Figure 2 and the published-versus-reproduced rows.
 

@@ -1,6 +1,7 @@
 """The float64 twin suite of Table 9 (attention.md §2, §4, §5, §7, §9.6, §12.3): the model variant,
 its initialisation, the step-1 subset against the published step-1 ranges, and the table."""
 
+import dataclasses
 import json
 import math
 
@@ -89,7 +90,7 @@ def test_written_out_cross_entropy_and_one_hot_embedding_match_the_library():
     cfg = configs.config("f64-mod47-L2d64h4")
     params = float64.initial_params(cfg, 42)
     tokens = torch.randint(0, cfg.vocab_in, (9, 3), generator=gen)
-    lookup = transformer.forward(params, tokens, float64.replace(cfg, embed="index"))
+    lookup = transformer.forward(params, tokens, dataclasses.replace(cfg, embed="index"))
     assert torch.allclose(transformer.forward(params, tokens, cfg), lookup, rtol=0, atol=1e-13)
 
 

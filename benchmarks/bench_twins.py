@@ -3,7 +3,7 @@
 The baseline is the obvious implementation: ``torch.nn`` modules built in the spec's order
 (nn.Embedding, bias-free nn.Linear, explicit attention), two models, two ``torch.optim.Adam``
 instances, and the spec's loop (copy 1 then copy 2: zero_grad, forward, cross-entropy, backward,
-step). The engine advances both copies as one batched program (gaugelab.twins.train). Both run
+step). The engine advances both copies as one batched program (gaugelab.attention.twins.train). Both run
 the same steps on one thread, in alternating blocks so that a load change on a shared machine
 hits both alike; CPU time (this process only) is printed beside wall time. The same-work line
 compares the two implementations' drift between the twins.
@@ -22,10 +22,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gaugelab import harness, optim, tasks, transformer, twins
+from gaugelab import optim
+from gaugelab.attention import harness, tasks, transformer, twins
 from gaugelab.core import config, runtime
+from gaugelab.attention.pairs import Pair
+from gaugelab.attention import configs
 
-CFG = transformer.CPU_MOD47
+CFG = configs.CPU_MOD47
 
 
 class PlainRMS(nn.Module):
@@ -103,7 +106,7 @@ def plain_pair(split):
 def engine_pair(split):
     base = transformer.initial_params(CFG, 42)
     params = transformer.stack([base, base])
-    harness.make_twin(params, CFG, harness.Pair.of("adam", "gauge", 42, 777))
+    harness.make_twin(params, CFG, Pair.of("adam", "gauge", 42, 777))
     steps = twins.train(params, CFG, optim.adam(), 1e-3, split.x_train, split.y_train, 10**9)
 
     def drift():

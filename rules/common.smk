@@ -19,16 +19,16 @@ if config.get("numerics") is not None:
 from gaugelab.core import config as gaugelab_config
 from gaugelab.core import records as gaugelab_records
 from gaugelab.core import runtime as gaugelab_runtime
-from gaugelab import corpus as gaugelab_corpus
+from gaugelab.attention import corpus as gaugelab_corpus
 from gaugelab.sensing import controls as gaugelab_controls
 from gaugelab.sensing import dial as gaugelab_dial
-from gaugelab import harness as gaugelab_harness
 from gaugelab.sensing import phase as gaugelab_phase
 from gaugelab.sensing import runner as gaugelab_runner
 from gaugelab import sensing_quantities as gaugelab_sq
 from gaugelab.sensing import signum_audit as gaugelab_signum_audit
 from gaugelab import twin_summary as gaugelab_twin_summary
-from gaugelab import twins as gaugelab_twins
+from gaugelab.attention import twins as gaugelab_twins
+from gaugelab.attention import pairs as gaugelab_pairs
 
 # Snakemake has read the config files already, keeping the last of a key given twice: each is
 # read again, strictly (gaugelab.core.config.read), so that a repeated key stops the run here, naming
@@ -246,8 +246,8 @@ def twin_run_path(pair):
 
 def twin_pair(wildcards):
     """The pair a twin record's path names."""
-    twin, sigma = gaugelab_harness.parse_variant(wildcards.variant)
-    return gaugelab_harness.Pair(wildcards.optimizer, twin, int(wildcards.init), int(wildcards.seed), sigma)
+    twin, sigma = gaugelab_pairs.parse_variant(wildcards.variant)
+    return gaugelab_pairs.Pair(wildcards.optimizer, twin, int(wildcards.init), int(wildcards.seed), sigma)
 
 
 def twin_runs(*set_names):
@@ -265,7 +265,7 @@ def comparison_records():
     paths = [p for e in SENSING_EXPERIMENTS if e not in skipped for p in experiment_runs(e)]
     paths += [p for e in RERUN_EXPERIMENTS for p in sensitivity_bundles(e)]
     paths += dial_runs() + twin_runs()
-    paths += [gaugelab_suite64.step1_path(model) for model in config["table9"]["configs"]]
+    paths += [gaugelab_float64.step1_path(model) for model in config["table9"]["configs"]]
     return list(dict.fromkeys(paths))  # a run shared by experiments once
 
 
@@ -374,7 +374,7 @@ def diagnose_checked(wildcards):
 
 
 def t9_full_provenance(model, pair):
-    return gaugelab_suite64.provenance(model, pair, T9_SETTINGS, T9["steps"][model])
+    return gaugelab_float64.provenance(model, pair, T9_SETTINGS, T9["steps"][model])
 
 
 def t9_full_checked(pairs):
@@ -383,7 +383,7 @@ def t9_full_checked(pairs):
         marker
         for pair in pairs
         for marker in checked(
-            gaugelab_suite64.full_run_path(w.model, pair),
+            gaugelab_float64.full_run_path(w.model, pair),
             gaugelab_records.TWIN_SCHEMA,
             t9_full_provenance(w.model, pair),
         )
@@ -394,11 +394,11 @@ def t9_existing(wildcards):
     """The full-length records already on disk that can be used (Table 9 is built from whatever
     exists: rerun the default target after the `gpu` target to fold them in)."""
     return [
-        gaugelab_suite64.full_run_path(model, pair)
+        gaugelab_float64.full_run_path(model, pair)
         for model in T9["configs"]
         for pair in T9_PAIRS
         if usable(
-            gaugelab_suite64.full_run_path(model, pair), gaugelab_records.TWIN_SCHEMA, t9_full_provenance(model, pair)
+            gaugelab_float64.full_run_path(model, pair), gaugelab_records.TWIN_SCHEMA, t9_full_provenance(model, pair)
         )
     ]
 
@@ -411,18 +411,18 @@ def t9_unusable(wildcards):
         for model in T9["configs"]
         for pair in T9_PAIRS
         for marker in checked(
-            gaugelab_suite64.full_run_path(model, pair), gaugelab_records.TWIN_SCHEMA, t9_full_provenance(model, pair)
+            gaugelab_float64.full_run_path(model, pair), gaugelab_records.TWIN_SCHEMA, t9_full_provenance(model, pair)
         )
     ]
 
 
 def t9_step1_checked(wildcards):
-    provenance = gaugelab_suite64.step1_provenance(wildcards.model, T9_SETTINGS, T9_PAIRS)
-    return checked(gaugelab_suite64.step1_path(wildcards.model), gaugelab_records.TWIN_BUNDLE_SCHEMA, provenance)
+    provenance = gaugelab_float64.step1_provenance(wildcards.model, T9_SETTINGS, T9_PAIRS)
+    return checked(gaugelab_float64.step1_path(wildcards.model), gaugelab_records.TWIN_BUNDLE_SCHEMA, provenance)
 
 
 def t9_step1_part_checked(wildcards):
     pairs = T9_COPY1[(wildcards.optimizer, int(wildcards.init))]
-    provenance = gaugelab_suite64.step1_provenance(wildcards.model, T9_SETTINGS, pairs)
-    path = gaugelab_suite64.step1_part_path(wildcards.model, wildcards.optimizer, wildcards.init)
+    provenance = gaugelab_float64.step1_provenance(wildcards.model, T9_SETTINGS, pairs)
+    path = gaugelab_float64.step1_part_path(wildcards.model, wildcards.optimizer, wildcards.init)
     return checked(path, gaugelab_records.TWIN_BUNDLE_SCHEMA, provenance)

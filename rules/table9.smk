@@ -9,24 +9,26 @@
 #   full runs exist), and its published-versus-reproduced part.
 # - merge_extension: EXTENSION (attention.md §13), not in the paper and not in the default target.
 
-from gaugelab import merge as gaugelab_merge
-from gaugelab import suite64 as gaugelab_suite64
+from gaugelab.attention import merge as gaugelab_merge
+from gaugelab.attention import configs as gaugelab_configs
+from gaugelab.attention import float64 as gaugelab_float64
+from gaugelab.attention import pairs as gaugelab_pairs
 
 T9 = config["table9"]
-T9_PAIRS = gaugelab_suite64.pairs_of(T9["pairs"])
+T9_PAIRS = gaugelab_float64.pairs_of(T9["pairs"])
 # What determines a run besides its key, step budget and device; the merge block and the lists
 # of configurations and pairs do not (a full-length job reruns only when its own inputs change).
 T9_SETTINGS = {k: T9[k] for k in ("dtype", "momentum", "lr", "lr_aux")}
 
 
-T9_FULL = gaugelab_suite64.full_run_paths(T9["configs"], T9_PAIRS)
+T9_FULL = gaugelab_float64.full_run_paths(T9["configs"], T9_PAIRS)
 # The step-1 subset is one job per configuration and copy 1 (optimizer, init seed: the pairs that
-# share it, harness.by_base), so no job is long; their parts make the configuration's one bundle.
-T9_COPY1 = gaugelab_harness.by_base(T9_PAIRS)
+# share it, pairs.by_base), so no job is long; their parts make the configuration's one bundle.
+T9_COPY1 = gaugelab_pairs.by_base(T9_PAIRS)
 
 
 # The char-LM's verified corpus, for the text configuration only.
-T9_CORPUS = lambda wildcards: [CORPUS] if wildcards.model == gaugelab_suite64.TEXT else []
+T9_CORPUS = lambda wildcards: [CORPUS] if wildcards.model == gaugelab_configs.TEXT else []
 # Full-length records on disk are folded into Table 9 when they can be used (rules/common.smk:
 # t9_existing) and set aside when not (t9_unusable).
 
@@ -36,7 +38,7 @@ rule table9_step1:
         corpus=T9_CORPUS,
         set_aside=t9_step1_part_checked,
     output:
-        gaugelab_suite64.step1_part_path("{model}", "{optimizer}", "{init}"),
+        gaugelab_float64.step1_part_path("{model}", "{optimizer}", "{init}"),
     log:
         "logs/table9/step1/{model}/{optimizer}_init{init}.log",
     benchmark:
@@ -61,10 +63,10 @@ rule table9_step1:
 
 rule table9_step1_bundle:
     input:
-        parts=lambda w: [gaugelab_suite64.step1_part_path(w.model, *base) for base in T9_COPY1],
+        parts=lambda w: [gaugelab_float64.step1_part_path(w.model, *base) for base in T9_COPY1],
         set_aside=t9_step1_checked,
     output:
-        gaugelab_suite64.step1_path("{model}"),
+        gaugelab_float64.step1_path("{model}"),
     log:
         "logs/table9/step1/{model}.log",
     conda:
@@ -80,7 +82,7 @@ rule table9_step1_bundle:
 
 
 # One full-length job per configuration: its 18 pairs, each copy 1 once beside copy 2 of every pair
-# that shares it, in the device's batches (suite64_train.train_pairs: on a GPU one batched program
+# that shares it, in the device's batches (float64_train.train_pairs: on a GPU one batched program
 # of all 23 copies, or programs of at most table9.max_copies; on the CPU one per copy 1), one record
 # per pair.
 rule table9_full:
@@ -88,7 +90,7 @@ rule table9_full:
         corpus=T9_CORPUS,
         set_aside=t9_full_checked(T9_PAIRS),
     output:
-        [gaugelab_suite64.full_run_path("{model}", pair) for pair in T9_PAIRS],
+        [gaugelab_float64.full_run_path("{model}", pair) for pair in T9_PAIRS],
     log:
         "logs/table9/full/{model}.log",
     benchmark:
@@ -114,7 +116,7 @@ rule table9_full:
 
 rule table9:
     input:
-        step1=[gaugelab_suite64.step1_path(model) for model in T9["configs"]],
+        step1=[gaugelab_float64.step1_path(model) for model in T9["configs"]],
         full=t9_existing,
         set_aside=lambda w: t9_unusable(w) + checked_files("results/tables/table9.tex", "results/tables/table9.html"),
     output:
@@ -140,7 +142,7 @@ COMPARISON_PARTS.append("results/table9/comparison.csv")
 
 rule table9_comparison:
     input:
-        step1=[gaugelab_suite64.step1_path(model) for model in T9["configs"]],
+        step1=[gaugelab_float64.step1_path(model) for model in T9["configs"]],
         full=t9_existing,
         set_aside=lambda w: t9_unusable(w) + checked_files("results/table9/comparison.csv"),
     output:
@@ -176,7 +178,7 @@ rule merge_extension_pair:
             f"results/extension/merge/{w.model}/{w.optimizer}/{w.variant}/init{w.init}_seed{w.seed}.json",
             gaugelab_records.MERGE_SCHEMA,
             gaugelab_merge.provenance(
-                gaugelab_suite64.provenance(w.model, twin_pair(w), T9_SETTINGS, MERGE["steps"]), MERGE["tau"]
+                gaugelab_float64.provenance(w.model, twin_pair(w), T9_SETTINGS, MERGE["steps"]), MERGE["tau"]
             ),
         ),
     output:
@@ -203,7 +205,7 @@ rule merge_extension_table:
     input:
         runs=[
             f"results/extension/merge/{MERGE['config']}/{p.optimizer}/{p.variant}/init{p.init_seed}_seed{p.twin_seed}.json"
-            for p in gaugelab_suite64.pairs_of(MERGE["pairs"])
+            for p in gaugelab_float64.pairs_of(MERGE["pairs"])
         ],
         set_aside=checked_files(
             "results/extension/merge_extension.csv",

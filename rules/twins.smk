@@ -5,7 +5,7 @@
 # What determines a run; the run sets and the D.5 threshold do not, so editing them reruns nothing.
 TWIN_SETTINGS = {k: v for k, v in config["twins"].items() if k not in ("sets", "tau_decades")}
 # The distinct pairs of every run set, grouped by the copy 1 they share (optimizer × init seed).
-TWIN_BASES = gaugelab_harness.by_base(
+TWIN_BASES = gaugelab_pairs.by_base(
     gaugelab_twin_summary.unique_pairs(gaugelab_twin_summary.sets_of(config["twins"]))
 )
 

@@ -8,16 +8,19 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # before torch star
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import harness, merge, suite64, suite64_train  # noqa: E402
+from gaugelab.attention import float64, float64_train  # noqa: E402
+from gaugelab.attention import merge  # noqa: E402
 from gaugelab.core import records, runtime  # noqa: E402
+from gaugelab.attention.pairs import Pair, parse_variant  # noqa: E402
+from gaugelab.attention import configs  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params
-device = suite64.configure(snakemake.threads, "cpu")
-cfg = suite64.config(w.model)
-twin, sigma = harness.parse_variant(w.variant)
-pair = harness.Pair(w.optimizer, twin, int(w.init), int(w.seed), sigma)
-task = suite64.make_task(cfg, device=device)
-rec, a, b = suite64_train.train_copies(pair, cfg, task, p.settings, steps=p.steps,
+device = float64.configure(snakemake.threads, "cpu")
+cfg = configs.config(w.model)
+twin, sigma = parse_variant(w.variant)
+pair = Pair(w.optimizer, twin, int(w.init), int(w.seed), sigma)
+task = float64.make_task(cfg, device=device)
+rec, a, b = float64_train.train_copies(pair, cfg, task, p.settings, steps=p.steps,
                                        dtype=runtime.resolve_dtype(p.settings["dtype"]), device=device)
 report = merge.merge_report(a, b, cfg, task.x_val, task.y_val, task.x_train, task.y_train, tau=p.tau)
 row = {"schema": records.MERGE_SCHEMA, "extension": True, "config": cfg.name, "optimizer": pair.optimizer,

@@ -7,7 +7,7 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 import pandas as pd  # noqa: E402
 
-from gaugelab import merge  # noqa: E402
+from gaugelab import merge_table  # noqa: E402
 from gaugelab.core import records, sealed  # noqa: E402
 
 sealed.made_from_job(snakemake)  # the seal of every file it writes names its inputs
@@ -16,6 +16,6 @@ rows = [records.load(p, records.MERGE_SCHEMA) for p in snakemake.input.runs]
 flat = pd.DataFrame([{k: v for k, v in r.items() if not isinstance(v, (dict, list)) and k not in ("schema", "digest")}
                      for r in rows])
 records.write_table(flat, snakemake.output.csv)
-sealed.write(snakemake.output.tex, merge.latex(rows))
-sealed.write(snakemake.output.html, merge.html(rows))
+sealed.write(snakemake.output.tex, merge_table.latex(rows))
+sealed.write(snakemake.output.html, merge_table.html(rows))
 print(flat.to_string())

@@ -1,7 +1,7 @@
 """Table 9's step-1 subset for the pairs of one float64 configuration that share a copy 1: steps 0
 and 1 of each, one part of the configuration's bundle. An identity twin that is not bit-identical
 to its base fails the job, naming the pair."""
-# The opening (CUBLAS's setting before torch, the header of every script, suite64.setup) is
+# The opening (CUBLAS's setting before torch, the header of every script, float64.setup) is
 # table9_full.py's too, on purpose: Snakemake glue, kept in each script so that each reads alone.
 import os
 import sys
@@ -11,14 +11,15 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # before torch star
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import harness, suite64, suite64_step1  # noqa: E402
+from gaugelab.attention import float64, float64_step1  # noqa: E402
+from gaugelab.attention.pairs import Pair  # noqa: E402
 
 p = snakemake.params
-cfg, task, dtype, device = suite64.setup(snakemake.wildcards.model, p.settings, threads=snakemake.threads,
+cfg, task, dtype, device = float64.setup(snakemake.wildcards.model, p.settings, threads=snakemake.threads,
                                          device=p.device,
                                          corpus_path=snakemake.input.corpus[0] if snakemake.input.corpus else None)
-pairs = [harness.Pair.from_row(row) for row in p.pairs]
-recs = suite64_step1.step1_subset(cfg, task, pairs, p.settings, dtype=dtype, device=device,
+pairs = [Pair.from_row(row) for row in p.pairs]
+recs = float64_step1.step1_subset(cfg, task, pairs, p.settings, dtype=dtype, device=device,
                                   log=lambda line: print(line, flush=True))
-suite64.write_bundle(snakemake.output[0], recs, suite64.step1_provenance(cfg.name, p.settings, pairs))
+float64.write_bundle(snakemake.output[0], recs, float64.step1_provenance(cfg.name, p.settings, pairs))
 print(f"{cfg.name}: {len(recs)} pairs, {sum(r['wall_s'] for r in recs):.1f} s")

@@ -7,11 +7,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import harness, twins  # noqa: E402
+from gaugelab.attention import harness, twins  # noqa: E402
 from gaugelab.core import records  # noqa: E402
+from gaugelab.attention.pairs import Pair  # noqa: E402
 
 settings = snakemake.params.settings
-pairs = [harness.Pair.from_row(row) for row in snakemake.params.pairs]
+pairs = [Pair.from_row(row) for row in snakemake.params.pairs]
 paths = dict(zip(pairs, snakemake.output))
 
 

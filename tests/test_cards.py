@@ -69,7 +69,7 @@ def test_an_optimizer_key_is_spelt_in_its_rule_and_its_card_only():
         spelt = re.compile(rf"""(["']){key}\1""")
         found = {p.relative_to(src).as_posix() for p in src.rglob("*.py") if spelt.search(p.read_text())}
         if key == cards.MOMENTUM:
-            found -= {"suite64.py", "twins.py"}  # settings["momentum"], the config key
+            found -= {"attention/float64.py", "attention/twins.py"}  # settings["momentum"], the config key
         assert found == {"optim/rules.py", "optim/cards.py"}, (key, sorted(found))
 
 

@@ -7,7 +7,8 @@ import os
 import pytest
 import torch
 
-from gaugelab import cli, suite64, table9_local
+from gaugelab import cli
+from gaugelab.attention import float64, float64_local
 from gaugelab.core import records
 
 MODEL = "f64-mod47-L2d64h4"
@@ -24,10 +25,11 @@ def no_training(monkeypatch):
     def started(*args, **kwargs):
         raise AssertionError("training started")
 
-    from gaugelab import diagnose, twins
+    from gaugelab import diagnose
+    from gaugelab.attention import twins
     from gaugelab.sensing import runner
     for module, name in [(runner, "run_cells"), (twins, "train_pair"), (diagnose, "run_all"),
-                         (table9_local, "run")]:
+                         (float64_local, "run")]:
         monkeypatch.setattr(module, name, started)
 
 
@@ -207,7 +209,7 @@ def test_table_into_a_missing_folder_creates_it(tmp_path):
 def jobs_of(argv: list[str], tmp_path, monkeypatch) -> list[str]:
     """The records `gaugelab table9 argv` would write, relative to --root, without training."""
     planned = []
-    monkeypatch.setattr(table9_local, "run", lambda jobs, *a, **k: planned.extend(jobs) or 0)
+    monkeypatch.setattr(float64_local, "run", lambda jobs, *a, **k: planned.extend(jobs) or 0)
     assert cli.main(["table9", "--model", MODEL, "--optimizer", "adam", "--twin", "gauge", *argv,
                      "--root", str(tmp_path)]) == 0
     return [output.relative_to(tmp_path).as_posix() for _, _, outputs in planned for output in outputs]
@@ -216,11 +218,11 @@ def jobs_of(argv: list[str], tmp_path, monkeypatch) -> list[str]:
 def test_a_short_table9_run_does_not_take_the_full_length_records_path(tmp_path, monkeypatch):
     """Item 1: `gaugelab table9 --steps 1` must not write where the `gpu` target's record goes
     (Table 9 would read a 1-step run as the full-length one)."""
-    pairs = [p for p in suite64.pairs_of(cli.configuration.load()["table9"]["pairs"])
+    pairs = [p for p in float64.pairs_of(cli.configuration.load()["table9"]["pairs"])
              if p.optimizer == "adam" and p.twin == "gauge"]
-    full = [suite64.full_run_path(MODEL, p) for p in pairs]
+    full = [float64.full_run_path(MODEL, p) for p in pairs]
     short = jobs_of(["--steps", "1"], tmp_path, monkeypatch)
-    assert short == [table9_local.short_run_path(MODEL, p, 1) for p in pairs] and not set(short) & set(full)
+    assert short == [float64_local.short_run_path(MODEL, p, 1) for p in pairs] and not set(short) & set(full)
     assert all(path.startswith(f"results/runs/table9-short/steps1/{MODEL}/adam/gauge/") for path in short)
     assert jobs_of(["--steps", "1500"], tmp_path, monkeypatch) == full  # the configuration's length
     assert jobs_of([], tmp_path, monkeypatch) == full
@@ -236,16 +238,16 @@ def test_a_short_table9_run_writes_its_record_apart(tmp_path, monkeypatch, capsy
             "--device", "cpu", "--root", str(tmp_path)]
     assert cli.main(argv) == 0, capsys.readouterr()
     written = [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json")]
-    pair = next(p for p in suite64.pairs_of(cli.configuration.load()["table9"]["pairs"])
+    pair = next(p for p in float64.pairs_of(cli.configuration.load()["table9"]["pairs"])
                 if p.optimizer == "adam" and p.twin == "identity")
-    assert written == [table9_local.short_run_path(MODEL, pair, 1)]
+    assert written == [float64_local.short_run_path(MODEL, pair, 1)]
     assert records.read_twin(tmp_path / written[0])["steps"] == 1
 
 
 def test_twins_steps_keeps_the_configured_checkpoints_it_reaches(tmp_path, monkeypatch):
     """A shorter pair from the command line is not refused for the configuration's later
     checkpoints: it measures those it reaches (and its last step)."""
-    from gaugelab import twins
+    from gaugelab.attention import twins
 
     seen = {}
 

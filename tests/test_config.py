@@ -272,3 +272,16 @@ def test_an_empty_file_and_yaml_merge_keys_are_fine(tmp_path):
     assert config.read(tmp_path / "merge.yaml") == {"base": {"n": 8, "rank": 2, "width": 8}}
     (tmp_path / "anchors.yaml").write_text("zoo: &z {n: 8, rank: 2, width: 8}\ndial:\n  <<: *z\n  n: 9\n")
     assert config.read(tmp_path / "anchors.yaml")["dial"] == {"n": 9, "rank": 2, "width": 8}
+
+
+def test_table9s_configurations_are_one_table_held_equal_to_the_schema():
+    """attention.configs is the one table of Table 9's configurations; the schema lists the same
+    names (choices and default) and step budgets, and the command offers the same choices."""
+    from gaugelab import cli
+    from gaugelab.attention import configs
+
+    t9 = config.schema()["properties"]["table9"]["properties"]
+    names = list(configs.CONFIGS)
+    assert t9["configs"]["items"]["enum"] == t9["configs"]["default"] == names == cli.TABLE9_CONFIGS
+    assert {k: v["default"] for k, v in t9["steps"]["properties"].items()} == configs.STEPS
+    assert list(configs.LABELS) == list(configs.SHORT) == list(configs.STEPS) == names

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from gaugelab import corpus
+from gaugelab.attention import corpus
+from gaugelab.attention import configs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,8 +71,8 @@ def test_windows_shift_targets_by_one():
 def test_index_table_draws_validation_after_the_full_training_table():
     train, val = corpus.index_table(1000, 500)
     g = torch.Generator().manual_seed(corpus.DATA_SEED)
-    torch.randint(0, 1000 - corpus.CONTEXT - 1, (corpus.TABLE_STEPS, corpus.BATCH), generator=g)
-    assert torch.equal(val, torch.randint(0, 500 - corpus.CONTEXT - 1, (corpus.VAL_WINDOWS,), generator=g))
+    torch.randint(0, 1000 - configs.CONTEXT - 1, (corpus.TABLE_STEPS, corpus.BATCH), generator=g)
+    assert torch.equal(val, torch.randint(0, 500 - configs.CONTEXT - 1, (corpus.VAL_WINDOWS,), generator=g))
     assert train.shape == (corpus.TABLE_STEPS, corpus.BATCH)
 
 
@@ -82,8 +83,8 @@ def test_the_corpus_encodes_to_the_spec_sizes(tmp_path):
     assert len(data.vocab) == 65 and data.vocab == sorted(data.vocab)
     assert (len(data.train), len(data.val)) == (1_003_854, 111_540)
     x, y = data.batch(1)
-    assert x.shape == y.shape == (corpus.BATCH, corpus.CONTEXT)
-    assert torch.equal(x, data.train[data.train_starts[0][:, None] + torch.arange(corpus.CONTEXT)])
+    assert x.shape == y.shape == (corpus.BATCH, configs.CONTEXT)
+    assert torch.equal(x, data.train[data.train_starts[0][:, None] + torch.arange(configs.CONTEXT)])
 
 
 @pytest.mark.workflow

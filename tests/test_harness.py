@@ -3,9 +3,10 @@
 import pytest
 import torch
 
-from gaugelab import harness
+from gaugelab.attention import harness
+from gaugelab.attention.pairs import Pair
 
-IDENTITY = harness.Pair.of("adam", "identity", 42)
+IDENTITY = Pair.of("adam", "identity", 42)
 ZERO = [0, 0.0, 0.0, 0.0]  # a checkpoint with drift and QK drift exactly 0
 
 
@@ -29,7 +30,7 @@ def test_an_identity_twin_passes_only_when_bit_identical():
         harness.check_identity(IDENTITY, ZERO, base, [base[0], -base[1]])  # -0.0: equal values, other bits
     with pytest.raises(harness.DeterminismError, match="drift 1.000e-07"):
         harness.check_identity(IDENTITY, [3, 1e-7, 0.0, 0.0], base, base)
-    gauge = harness.Pair.of("adam", "gauge", 42, 777)
+    gauge = Pair.of("adam", "gauge", 42, 777)
     harness.check_identity(gauge, [0, 0.5, 0.5, 0.5], base, [base[0], -base[1]])  # only identity twins
 
 

@@ -3,22 +3,25 @@
 import pytest
 import torch
 
-from gaugelab import harness, merge, suite64
+from gaugelab.attention import float64
+from gaugelab.attention import harness, merge
+from gaugelab.attention.pairs import Pair
+from gaugelab.attention import configs
 
-CFG = suite64.config("f64-mod47-L2d64h4")
+CFG = configs.config("f64-mod47-L2d64h4")
 
 
 @pytest.fixture(scope="module")
 def step0():
     torch.use_deterministic_algorithms(True)
-    base = suite64.initial_params(CFG, 42)
-    task = suite64.make_task(CFG)
+    base = float64.initial_params(CFG, 42)
+    task = float64.make_task(CFG)
     return base, task
 
 
 def test_step0_gauge_twin_is_undone_and_the_merge_reproduces_the_base(step0):
     base, task = step0
-    pair = harness.Pair.of("adam", "gauge", 42, 777)
+    pair = Pair.of("adam", "gauge", 42, 777)
     b = harness.twin_of(base, CFG, pair)
     rotations, residuals = merge.procrustes(base, b, CFG)
     drawn = harness.gauge_rotations(CFG, 777, torch.float64)
@@ -32,7 +35,7 @@ def test_step0_gauge_twin_is_undone_and_the_merge_reproduces_the_base(step0):
 
 def test_identity_twin_aligns_to_the_identity(step0):
     base, task = step0
-    b = harness.twin_of(base, CFG, harness.Pair.of("adam", "identity", 42))
+    b = harness.twin_of(base, CFG, Pair.of("adam", "identity", 42))
     rotations, residuals = merge.procrustes(base, b, CFG)
     eye = torch.eye(CFG.hd, dtype=torch.float64).expand_as(rotations)
     assert torch.allclose(rotations, eye, atol=1e-12) and max(residuals) < 1e-14

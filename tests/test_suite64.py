@@ -1,6 +1,7 @@
 """The float64 twin suite of Table 9 (attention.md §2, §4, §5, §7, §9.6, §12.3): the model variant,
 its initialisation, the step-1 subset against the published step-1 ranges, and the table."""
 
+import dataclasses
 import json
 import math
 
@@ -8,10 +9,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gaugelab import cli, harness, published, suite64, suite64_step1, suite64_train, table9, table9_local, transformer
+from gaugelab import cli, published, table9
+from gaugelab.attention import float64, float64_step1, float64_train, float64_local
+from gaugelab.attention import harness, transformer
 from gaugelab.core import records, runtime
 from gaugelab.core.config import load
 from test_corpus import SHARED, needs_corpus
+from gaugelab.attention import configs
+from gaugelab.attention.pairs import Pair, by_base
 
 SETTINGS = load()["table9"]
 PARAMS = {"f64-mod47-L2d64h4": 104_896, "f64-mod97-L4d128h8": 812_928, "f64-mod97-L6d256h8": 4_772_608,
@@ -28,14 +33,14 @@ def one_thread():
 
 
 def pairs(*specs):
-    return [harness.Pair.of(*spec) for spec in specs]
+    return [Pair.of(*spec) for spec in specs]
 
 
 def subset(name, *specs):
-    cfg = suite64.config(name)
-    task = suite64.make_task(cfg, SHARED)
+    cfg = configs.config(name)
+    task = float64.make_task(cfg, SHARED)
     return {(r["optimizer"], r["twin"], r["sigma"]): r
-            for r in suite64_step1.step1_subset(cfg, task, pairs(*specs), SETTINGS, log=lambda line: None)}
+            for r in float64_step1.step1_subset(cfg, task, pairs(*specs), SETTINGS, log=lambda line: None)}
 
 
 def step1(rec):
@@ -52,16 +57,16 @@ def assert_in_published_range(short, value):
 
 @pytest.mark.parametrize("name", list(PARAMS))
 def test_parameter_counts_and_grouped_order(name):
-    cfg = suite64.config(name)
-    params = suite64.initial_params(cfg, 42)
-    assert list(params) == suite64.param_names(cfg)
+    cfg = configs.config(name)
+    params = float64.initial_params(cfg, 42)
+    assert list(params) == float64.param_names(cfg)
     assert transformer.count(params) == PARAMS[name]
     assert all(p.dtype == torch.float64 and p.shape[0] == 1 for p in params.values())
 
 
 def test_initialisation_is_a_fresh_generator_draw_in_float32_grouped_by_type():
-    cfg = suite64.config("f64-mod47-L2d64h4")
-    a, b = suite64.initial_params(cfg, 42), suite64.initial_params(cfg, 42)
+    cfg = configs.config("f64-mod47-L2d64h4")
+    a, b = float64.initial_params(cfg, 42), float64.initial_params(cfg, 42)
     assert all(torch.equal(a[k], b[k]) for k in a)  # base, copy 1 and copy 2 are identical draws
     gen = torch.Generator().manual_seed(42)
     E = torch.randn(cfg.vocab_in, cfg.d, generator=gen)
@@ -71,7 +76,7 @@ def test_initialisation_is_a_fresh_generator_draw_in_float32_grouped_by_type():
     assert torch.equal(a["E"][0], E.double()) and torch.equal(a["l0.W_Q"][0], wq0.double())
     assert torch.equal(a["l1.W_Q"][0], wq1.double())
     assert all(torch.equal(p.float().double(), p) for p in a.values())  # float32 values, cast
-    cpu = transformer.initial_params(transformer.CPU_MOD47, 42)  # same first draws, then another order
+    cpu = transformer.initial_params(configs.CPU_MOD47, 42)  # same first draws, then another order
     assert torch.equal(cpu["l0.W_Q"].double(), a["l0.W_Q"][0])  # (pitfall 8: the CPU path is not reused)
     assert not torch.equal(cpu["l0.W_K"].double(), a["l0.W_K"][0])
 
@@ -82,15 +87,15 @@ def test_written_out_cross_entropy_and_one_hot_embedding_match_the_library():
     labels = torch.randint(0, 11, (5, 7), generator=gen)
     ref = torch.stack([F.cross_entropy(z.reshape(-1, 11), labels.reshape(-1)) for z in logits])
     assert torch.allclose(transformer.manual_loss(logits, labels), ref, rtol=0, atol=1e-14)
-    cfg = suite64.config("f64-mod47-L2d64h4")
-    params = suite64.initial_params(cfg, 42)
+    cfg = configs.config("f64-mod47-L2d64h4")
+    params = float64.initial_params(cfg, 42)
     tokens = torch.randint(0, cfg.vocab_in, (9, 3), generator=gen)
-    lookup = transformer.forward(params, tokens, suite64.replace(cfg, embed="index"))
+    lookup = transformer.forward(params, tokens, dataclasses.replace(cfg, embed="index"))
     assert torch.allclose(transformer.forward(params, tokens, cfg), lookup, rtol=0, atol=1e-13)
 
 
 def test_text_model_is_causal_and_reads_out_every_position():
-    cfg = transformer.ModelConfig("tiny-text", 65, 65, 2, 16, 2, 8, readout="all", embed="onehot", causal=True)
+    cfg = configs.ModelConfig("tiny-text", 65, 65, 2, 16, 2, 8, readout="all", embed="onehot", causal=True)
     gen = torch.Generator().manual_seed(3)
     params = {k: v[None].double() for k, v in transformer.initial_params(cfg, 1).items()}
     x = torch.randint(0, 65, (3, 8), generator=gen)
@@ -130,11 +135,11 @@ def test_small_config_step1_matches_table9(small):
 
 @pytest.mark.portable
 def test_a_full_loop_reproduces_the_subset_and_keeps_the_identity_exact(small):
-    cfg = suite64.config("f64-mod47-L2d64h4")
-    task = suite64.make_task(cfg)
-    rec = suite64_train.train_pair(harness.Pair.of("adam", "gauge", 42, 777), cfg, task, SETTINGS, steps=2)
+    cfg = configs.config("f64-mod47-L2d64h4")
+    task = float64.make_task(cfg)
+    rec = float64_train.train_pair(Pair.of("adam", "gauge", 42, 777), cfg, task, SETTINGS, steps=2)
     assert rec["curve"][:2] == small[("adam", "gauge", 0.0)]["curve"]  # one code path, bit for bit
-    ident = suite64_train.train_pair(harness.Pair.of("adam", "identity", 42), cfg, task, SETTINGS, steps=3)
+    ident = float64_train.train_pair(Pair.of("adam", "identity", 42), cfg, task, SETTINGS, steps=3)
     assert all(p[1] == 0.0 and p[2] == 0.0 for p in ident["curve"]) and ident["identity_exact"]
     table = table9.rows(list(small.values()), [rec, ident])  # full columns where full runs exist
     adam = table[table["optimizer"] == "adam"].set_index("twin")
@@ -170,20 +175,20 @@ def _same(a, b):
 @pytest.mark.portable
 @pytest.mark.parametrize("optimizer", ["adam", "scalar_adam", "muon"])  # entry-wise, pooled, per matrix
 def test_the_pairs_of_one_copy_1_batched_are_each_pair_alone(optimizer):
-    """suite64_train.train_batch (copy 1 once beside every twin that shares it, one batched
+    """float64_train.train_batch (copy 1 once beside every twin that shares it, one batched
     program): each record bit for bit the pair's train_pair record on the CPU, a twin that goes
     non-finite (the batch then goes on copy by copy) included."""
-    cfg = suite64.config("f64-mod47-L2d64h4")
-    task = suite64.make_task(cfg)
-    chosen = [harness.Pair.of(optimizer, "gauge", 42, 777), harness.Pair.of(optimizer, "identity", 42),
-              harness.Pair.of(optimizer, "noise", 42, sigma=1e-7)]
-    batch = suite64_train.train_batch(chosen, cfg, task, SETTINGS, steps=2)
-    assert all(_same(b, suite64_train.train_pair(p, cfg, task, SETTINGS, steps=2)) for b, p in zip(batch, chosen))
+    cfg = configs.config("f64-mod47-L2d64h4")
+    task = float64.make_task(cfg)
+    chosen = [Pair.of(optimizer, "gauge", 42, 777), Pair.of(optimizer, "identity", 42),
+              Pair.of(optimizer, "noise", 42, sigma=1e-7)]
+    batch = float64_train.train_batch(chosen, cfg, task, SETTINGS, steps=2)
+    assert all(_same(b, float64_train.train_pair(p, cfg, task, SETTINGS, steps=2)) for b, p in zip(batch, chosen))
     if optimizer == "adam":  # a twin whose loss is not finite from the first step
-        blown = [chosen[0], harness.Pair.of(optimizer, "noise", 42, sigma=1e300), chosen[2]]
-        batch = suite64_train.train_batch(blown, cfg, task, SETTINGS, steps=2)
+        blown = [chosen[0], Pair.of(optimizer, "noise", 42, sigma=1e300), chosen[2]]
+        batch = float64_train.train_batch(blown, cfg, task, SETTINGS, steps=2)
         assert [r["status"] for r in batch] == ["ok", "nonfinite", "ok"]
-        assert all(_same(b, suite64_train.train_pair(p, cfg, task, SETTINGS, steps=2)) for b, p in zip(batch, blown))
+        assert all(_same(b, float64_train.train_pair(p, cfg, task, SETTINGS, steps=2)) for b, p in zip(batch, blown))
 
 
 @pytest.mark.portable
@@ -192,42 +197,42 @@ def test_a_configurations_pairs_in_one_program_are_each_pair_alone():
     block of runs updated by its own rule: every record bit for bit its pair's alone on the CPU, in
     the order given, whatever the order of the pairs; a twin that goes non-finite in one block
     sends every block on copy by copy, and still changes no other record."""
-    cfg = suite64.config("f64-mod47-L2d64h4")
-    task = suite64.make_task(cfg)
-    chosen = [harness.Pair.of("sgd", "gauge", 42, 777), harness.Pair.of("adam", "gauge", 43, 888),
-              harness.Pair.of("muon", "noise", 42, sigma=1e-7), harness.Pair.of("adam", "identity", 43),
-              harness.Pair.of("scalar_adam", "gauge", 42, 777), harness.Pair.of("adam", "gauge", 42, 777)]
-    alone = {p: suite64_train.train_pair(p, cfg, task, SETTINGS, steps=2) for p in chosen}
-    batch = suite64_train.train_batch(chosen, cfg, task, SETTINGS, steps=2)
+    cfg = configs.config("f64-mod47-L2d64h4")
+    task = float64.make_task(cfg)
+    chosen = [Pair.of("sgd", "gauge", 42, 777), Pair.of("adam", "gauge", 43, 888),
+              Pair.of("muon", "noise", 42, sigma=1e-7), Pair.of("adam", "identity", 43),
+              Pair.of("scalar_adam", "gauge", 42, 777), Pair.of("adam", "gauge", 42, 777)]
+    alone = {p: float64_train.train_pair(p, cfg, task, SETTINGS, steps=2) for p in chosen}
+    batch = float64_train.train_batch(chosen, cfg, task, SETTINGS, steps=2)
     assert [r["optimizer"] for r in batch] == [p.optimizer for p in chosen]
     assert all(_same(b, alone[p]) for b, p in zip(batch, chosen))
-    blown = harness.Pair.of("adam", "noise", 43, sigma=1e300)
-    alone[blown] = suite64_train.train_pair(blown, cfg, task, SETTINGS, steps=2)
-    batch = suite64_train.train_batch([blown, *chosen], cfg, task, SETTINGS, steps=2)
+    blown = Pair.of("adam", "noise", 43, sigma=1e300)
+    alone[blown] = float64_train.train_pair(blown, cfg, task, SETTINGS, steps=2)
+    batch = float64_train.train_batch([blown, *chosen], cfg, task, SETTINGS, steps=2)
     assert [r["status"] for r in batch] == ["nonfinite"] + ["ok"] * len(chosen)
     assert all(_same(b, alone[p]) for b, p in zip(batch, [blown, *chosen]))
     with pytest.raises(ValueError, match="distinct pairs"):
-        suite64_train.train_batch([chosen[0], chosen[0]], cfg, task, SETTINGS, steps=1)
+        float64_train.train_batch([chosen[0], chosen[0]], cfg, task, SETTINGS, steps=1)
 
 
 def test_a_gpu_trains_a_configuration_in_one_program_and_the_cpu_per_copy_1():
     """A configuration's 18 pairs are 23 copies: one program on a GPU by default, programs of whole
     copy 1s within max_copies on a smaller one, one program per copy 1 on the CPU."""
-    chosen = suite64.pairs_of(SETTINGS["pairs"])
-    bases = list(harness.by_base(chosen).values())  # Adam 42 (6 twins), Adam 43, scalar-Adam, Muon, SGD (3 each)
-    assert SETTINGS["max_copies"] == 23 and suite64_train.programs(chosen, "cuda") == [sum(bases, [])]
-    assert suite64_train.programs(chosen, "cpu", max_copies=23) == bases
-    assert suite64_train.programs(chosen, "cuda", max_copies=8) == [bases[0], bases[1] + bases[2], bases[3] + bases[4]]
-    assert suite64_train.programs(chosen, "cuda", max_copies=2) == bases  # a copy 1 is never split from its twins
+    chosen = float64.pairs_of(SETTINGS["pairs"])
+    bases = list(by_base(chosen).values())  # Adam 42 (6 twins), Adam 43, scalar-Adam, Muon, SGD (3 each)
+    assert SETTINGS["max_copies"] == 23 and float64_train.programs(chosen, "cuda") == [sum(bases, [])]
+    assert float64_train.programs(chosen, "cpu", max_copies=23) == bases
+    assert float64_train.programs(chosen, "cuda", max_copies=8) == [bases[0], bases[1] + bases[2], bases[3] + bases[4]]
+    assert float64_train.programs(chosen, "cuda", max_copies=2) == bases  # a copy 1 is never split from its twins
 
 
 def test_an_identity_twin_that_moves_fails_the_job():
-    cfg = suite64.config("f64-mod47-L2d64h4")
-    base = suite64.initial_params(cfg, 42)
-    moved = suite64.clone(base)
+    cfg = configs.config("f64-mod47-L2d64h4")
+    base = float64.initial_params(cfg, 42)
+    moved = float64.clone(base)
     moved["l0.W_V"][0, 0, 0] += 1e-12
     with pytest.raises(harness.DeterminismError, match="adam identity twin"):
-        harness.check_identity(harness.Pair.of("adam", "identity", 42), [0, 0.0, 0.0, 0.0], base.values(),
+        harness.check_identity(Pair.of("adam", "identity", 42), [0, 0.0, 0.0, 0.0], base.values(),
                                moved.values())
 
 
@@ -239,23 +244,22 @@ def test_the_table9_command_writes_the_workflows_records_from_worker_processes(t
     argv = ["table9", "--model", model, "--optimizer", "adam", "--twin", "identity", "--twin", "noise",
             "--device", "cpu", "--root", str(tmp_path)]
     assert cli.main([*argv, "--steps", "2"]) == 0
-    chosen = [p for p in suite64.pairs_of(SETTINGS["pairs"]) if p.optimizer == "adam" and p.twin != "gauge"]
+    chosen = [p for p in float64.pairs_of(SETTINGS["pairs"]) if p.optimizer == "adam" and p.twin != "gauge"]
     written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json"))
     # a run shorter than the configuration's goes where no workflow rule reads it
-    assert len(chosen) == 3 and written == sorted(table9_local.short_run_path(model, p, 2) for p in chosen)
+    assert len(chosen) == 3 and written == sorted(float64_local.short_run_path(model, p, 2) for p in chosen)
     noise = next(p for p in chosen if p.sigma == 1e-5)
-    rec = records.read_twin(tmp_path / table9_local.short_run_path(model, noise, 2))
-    cfg = suite64.config(model)
-    alone = suite64_train.train_pair(noise, cfg, suite64.make_task(cfg), SETTINGS, steps=2)
+    rec = records.read_twin(tmp_path / float64_local.short_run_path(model, noise, 2))
+    cfg = configs.config(model)
+    alone = float64_train.train_pair(noise, cfg, float64.make_task(cfg), SETTINGS, steps=2)
     assert rec["curve"] == alone["curve"] and rec["curve"][:2] == small[("adam", "noise", 1e-5)]["curve"]
     assert cli.main([*argv, "--step1"]) == 0
-    bundle = suite64.read_bundle(tmp_path / suite64.step1_path(model))
+    bundle = float64.read_bundle(tmp_path / float64.step1_path(model))
     assert [r["curve"] for r in bundle if r["sigma"] == 1e-5] == [small[("adam", "noise", 1e-5)]["curve"]]
     capsys.readouterr()
     assert cli.main([*argv, "--steps", "2"]) == 0 and "0 job(s)" in capsys.readouterr().out  # kept
     with pytest.raises(SystemExit, match="needs --corpus"):
-        cli.main(["table9", "--model", suite64.TEXT, "--root", str(tmp_path)])
-    assert cli.TABLE9_CONFIGS == list(suite64.STEPS)  # the command's choices, the suite's configurations
+        cli.main(["table9", "--model", configs.TEXT, "--root", str(tmp_path)])
 
 
 # --- the larger configurations (slow: one Adam gauge pair each, tens of seconds on one core) -------
@@ -265,7 +269,7 @@ def test_the_table9_command_writes_the_workflows_records_from_worker_processes(t
 @pytest.mark.parametrize("name", ["f64-mod97-L4d128h8", pytest.param("f64-mod97-L6d256h8", marks=pytest.mark.full)])
 def test_mod97_adam_gauge_step1_in_published_range(name):
     recs = subset(name, ("adam", "gauge", 42, 777), ("sgd", "gauge", 42, 777))
-    assert_in_published_range(suite64.SHORT[name], step1(recs[("adam", "gauge", 0.0)]))
+    assert_in_published_range(configs.SHORT[name], step1(recs[("adam", "gauge", 0.0)]))
     assert 0 < step1(recs[("sgd", "gauge", 0.0)]) <= equivariant_bound()
 
 
@@ -293,13 +297,13 @@ def test_default_target_runs_the_step1_subset_and_gpu_target_the_full_runs(tmp_p
     assert default["table9"] == 1 and "table9_full" not in default
     gpu = dry_run_counts(tmp_path / "gpu", "gpu")
     assert gpu["table9_full"] == 4 and "table9_step1" not in gpu  # one job per configuration
-    assert len(suite64.pairs_of(SETTINGS["pairs"])) == 18
+    assert len(float64.pairs_of(SETTINGS["pairs"])) == 18
 
 
 @pytest.mark.workflow
 def test_the_step1_bundle_from_its_copy_1_parts_is_the_whole_subsets(tmp_path):
     """The workflow's step-1 jobs, one per copy 1, make the bundle that one process over every pair
-    of the configuration makes (suite64_step1.step1_subset), each record alike but for its timing."""
+    of the configuration makes (float64_step1.step1_subset), each record alike but for its timing."""
     import subprocess
 
     from test_workflow import SMOKE, SNAKEMAKE
@@ -307,17 +311,17 @@ def test_the_step1_bundle_from_its_copy_1_parts_is_the_whole_subsets(tmp_path):
     model = "f64-mod47-L2d64h4"
     t9 = load(SMOKE)["table9"]
     settings = {k: t9[k] for k in ("dtype", "momentum", "lr", "lr_aux")}  # the rules' T9_SETTINGS
-    subprocess.run([*SNAKEMAKE, suite64.step1_path(model), "--directory", str(tmp_path), "--cores", "2",
+    subprocess.run([*SNAKEMAKE, float64.step1_path(model), "--directory", str(tmp_path), "--cores", "2",
                     "--configfile", str(SMOKE)], check=True, capture_output=True)
     parts = sorted(p.name for p in (tmp_path / "results/runs/table9_step1" / model).iterdir())
     assert parts == ["adam_init42.json", "adam_init43.json", "muon_init42.json", "scalar_adam_init42.json",
                      "sgd_init42.json"]
-    cfg, pairs = suite64.config(model), suite64.pairs_of(t9["pairs"])
+    cfg, pairs = configs.config(model), float64.pairs_of(t9["pairs"])
     runtime.set_threads(1)  # as the jobs run (threads: 1): native kernels may round by thread count
-    whole = suite64_step1.step1_subset(cfg, suite64.make_task(cfg), pairs, settings, log=lambda line: None)
-    suite64.write_bundle(tmp_path / "whole.json", whole, suite64.step1_provenance(model, settings, pairs))
+    whole = float64_step1.step1_subset(cfg, float64.make_task(cfg), pairs, settings, log=lambda line: None)
+    float64.write_bundle(tmp_path / "whole.json", whole, float64.step1_provenance(model, settings, pairs))
     untimed = lambda r: {k: v for k, v in r.items() if k not in ("wall_s", "digest")}
-    made, alone = (records.load(path) for path in (tmp_path / suite64.step1_path(model), tmp_path / "whole.json"))
+    made, alone = (records.load(path) for path in (tmp_path / float64.step1_path(model), tmp_path / "whole.json"))
     assert made["provenance"] == alone["provenance"]
     assert [untimed(r) for r in made["records"]] == [untimed(r) for r in alone["records"]]
     # the released summary's step-1 values of this configuration (attention.md §12.5), one row each

@@ -8,10 +8,13 @@ import math
 import pytest
 import torch
 
-from gaugelab import compare, harness, optim, published, tasks, transformer, twins
+from gaugelab import compare, optim, published
+from gaugelab.optim import cards
+from gaugelab.attention import harness, tasks, transformer, twins
 from gaugelab.core import config, records, runtime
 from gaugelab import twin_summary as ts
-from gaugelab.transformer import CPU_MOD47 as CFG
+from gaugelab.attention.configs import CPU_MOD47 as CFG
+from gaugelab.attention.pairs import Pair, by_base, parse_variant
 
 
 @pytest.fixture(autouse=True)
@@ -76,7 +79,7 @@ def test_gauge_draws_are_qr_factors_in_head_order_without_sign_fix():
 
 def test_twin_transforms_touch_only_copy2_query_and_key():
     base = transformer.initial_params(CFG, 42)
-    for pair in (harness.Pair.of("adam", "gauge", 42, 777), harness.Pair.of("adam", "noise", 42, sigma=1e-5)):
+    for pair in (Pair.of("adam", "gauge", 42, 777), Pair.of("adam", "noise", 42, sigma=1e-5)):
         both = transformer.stack([base, base])
         harness.make_twin(both, CFG, pair)
         for name, p in both.items():
@@ -90,9 +93,9 @@ def test_twin_transforms_touch_only_copy2_query_and_key():
     assert torch.equal(both["l0.W_K"][1], base["l0.W_K"] + 1e-5 * torch.randn(64, 64, generator=g))
 
 
-@pytest.mark.parametrize("optimizer", twins.OPTIMIZERS)
+@pytest.mark.parametrize("optimizer", cards.twin_optimizers())
 def test_identity_twin_stays_bit_identical(optimizer):
-    record = twins.train_pair(harness.Pair.of(optimizer, "identity", 42), settings(steps=3, checkpoints=[0, 1, 2, 3]))
+    record = twins.train_pair(Pair.of(optimizer, "identity", 42), settings(steps=3, checkpoints=[0, 1, 2, 3]))
     assert record["identity_exact"] is True and record["status"] == "ok"
     assert [p[0] for p in record["curve"]] == [0, 1, 2, 3]
     assert all(p[1] == 0.0 and p[2] == 0.0 and p[3] == 0.0 for p in record["curve"])
@@ -128,7 +131,7 @@ def test_identity_twin_that_drifts_fails_naming_the_pair(monkeypatch):
 
     monkeypatch.setattr(twins, "make_twin", broken)
     with pytest.raises(harness.DeterminismError, match=r"adam identity twin \(init 42, twin seed 0\).*step 0"):
-        twins.train_pair(harness.Pair.of("adam", "identity", 42), settings(steps=1))
+        twins.train_pair(Pair.of("adam", "identity", 42), settings(steps=1))
 
 
 @pytest.mark.portable
@@ -139,7 +142,7 @@ def test_a_copy_is_the_same_alone_or_in_a_batch():
     split = tasks.modular_addition(47)
     base = transformer.initial_params(CFG, 42)
     gauge = transformer.stack([base, base])
-    harness.make_twin(gauge, CFG, harness.Pair.of("muon", "gauge", 42, 777))
+    harness.make_twin(gauge, CFG, Pair.of("muon", "gauge", 42, 777))
     runs = {"alone": transformer.stack([base]), "pair": transformer.stack([base, base]),
             "four": transformer.stack([base, {k: v[1] for k, v in gauge.items()}, base, base])}
     for params in runs.values():
@@ -162,13 +165,13 @@ def test_a_base_batch_gives_each_pair_its_own_record(optimizer):
     is bit for bit the one its pair gets alone (a batch of 2), whatever the batch. A twin that goes
     non-finite leaves the batch where it would stop alone, and the others go on unchanged."""
     s = settings(steps=2, checkpoints=[0, 1, 2])
-    pairs = [harness.Pair.of(optimizer, "gauge", 42, 777), harness.Pair.of(optimizer, "noise", 42, sigma=1e30),
-             harness.Pair.of(optimizer, "identity", 42)]
+    pairs = [Pair.of(optimizer, "gauge", 42, 777), Pair.of(optimizer, "noise", 42, sigma=1e30),
+             Pair.of(optimizer, "identity", 42)]
     batch = twins.train_base(pairs, s)
     assert [(r["status"], r["steps_done"]) for r in batch] == [("ok", 2), ("nonfinite", 0), ("ok", 2)]
     assert [_bits(r) for r in batch] == [_bits(twins.train_pair(p, s)) for p in pairs]
-    other = harness.Pair.of("sgd", "gauge", 123, 777)
-    assert harness.by_base([*pairs, other, pairs[0]]) == {(optimizer, 42): pairs, ("sgd", 123): [other]}
+    other = Pair.of("sgd", "gauge", 123, 777)
+    assert by_base([*pairs, other, pairs[0]]) == {(optimizer, 42): pairs, ("sgd", 123): [other]}
     with pytest.raises(ValueError, match="one optimizer and init seed"):
         twins.train_base([pairs[0], other], s)
 
@@ -194,7 +197,7 @@ def test_attention_products_are_blas_bit_for_bit(dtype):
 
 def test_one_adam_step_splits_the_gauge_twin_as_published():
     """Section 6 / Table 3: Adam gauge twin (init 42, gauge 777) at steps 0 and 1."""
-    record = twins.train_pair(harness.Pair.of("adam", "gauge", 42, 777), settings(steps=1))
+    record = twins.train_pair(Pair.of("adam", "gauge", 42, 777), settings(steps=1))
     for step in (0, 1):
         value = published.lookup("Table 3", "Adam gauge", f"drift_{step}")
         expected = compare.BOUND if value.is_bound else compare.EXACT  # step 0 is round-off: its order only
@@ -202,7 +205,7 @@ def test_one_adam_step_splits_the_gauge_twin_as_published():
 
 
 def test_record_roundtrip_and_validation(tmp_path):
-    record = twins.train_pair(harness.Pair.of("sgd", "noise", 42, sigma=1e-7), settings(steps=1))
+    record = twins.train_pair(Pair.of("sgd", "noise", 42, sigma=1e-7), settings(steps=1))
     path = tmp_path / "pair.json"
     records.write_json(path, record)
     back = records.read_twin(path)
@@ -219,15 +222,15 @@ def test_record_roundtrip_and_validation(tmp_path):
 
 
 def test_pairs_keys_and_variants():
-    pair = harness.Pair.of("adam", "noise", 42, sigma=1e-5)
+    pair = Pair.of("adam", "noise", 42, sigma=1e-5)
     assert (pair.twin_seed, pair.variant) == (888, "noise1e-05")
-    assert harness.parse_variant(pair.variant) == ("noise", 1e-5)
-    assert harness.Pair.of("muon", "identity", 123).twin_seed == 0
+    assert parse_variant(pair.variant) == ("noise", 1e-5)
+    assert Pair.of("muon", "identity", 123).twin_seed == 0
     for bad in [("adamw", "gauge", 42, 1), ("adam", "rotated", 42, 1)]:
         with pytest.raises(ValueError, match="unknown"):
-            harness.Pair.of(*bad)
+            Pair.of(*bad)
     with pytest.raises(ValueError, match="needs its twin seed"):
-        harness.Pair.of("adam", "gauge", 42)
+        Pair.of("adam", "gauge", 42)
     sets = ts.sets_of(config.load()["twins"])
     assert [len(sets[k]) for k in ("s6_main", "s6_noise", "d5")] == [5, 4, 16]
     assert len(ts.unique_pairs(sets)) == 19  # pairs shared by S6 and D5 run once

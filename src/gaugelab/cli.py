@@ -13,6 +13,8 @@ from .sensing import controls, runner
 from .core import config as configuration
 from .core import records, runtime, sealed
 from .optim import cards
+from .attention import configs
+from .attention.pairs import Pair
 
 
 class UsageError(SystemExit):
@@ -239,7 +241,7 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _twins(args: argparse.Namespace) -> int:
-    from . import harness, twins
+    from .attention import twins
 
     _output(args.output)
     cfg = _config(args.config)
@@ -252,7 +254,7 @@ def _twins(args: argparse.Namespace) -> int:
             settings[name] = {**settings["lr"], args.optimizer: args.lr} if name == "lr" else args.lr_aux
     configuration.validate({"twins": settings})
     try:
-        pair = harness.Pair.of(args.optimizer, args.twin, args.init_seed, args.twin_seed, args.sigma or 0.0)
+        pair = Pair.of(args.optimizer, args.twin, args.init_seed, args.twin_seed, args.sigma or 0.0)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     record = twins.train_pair(pair, settings, threads=args.threads)
@@ -263,29 +265,29 @@ def _twins(args: argparse.Namespace) -> int:
     return 0
 
 
-TABLE9_CONFIGS = ["f64-mod47-L2d64h4", "f64-mod97-L4d128h8", "f64-mod97-L6d256h8", "f64-text-L6d256h8"]
+TABLE9_CONFIGS = list(configs.CONFIGS)  # Table 9's configurations, in its block order
 
 
 def _table9(args: argparse.Namespace) -> int:
-    from . import suite64, table9_local
+    from .attention import float64, float64_local
 
     settings = dict(_config(args.config)["table9"])
     models = args.model or settings["configs"]
     if args.step1 and args.steps is not None:
         raise UsageError("--steps does not apply to --step1 (the subset is steps 0 and 1)")
-    if suite64.TEXT in models and not args.corpus:
-        raise UsageError(f"{suite64.TEXT} needs --corpus (the tiny-Shakespeare input.txt)")
+    if configs.TEXT in models and not args.corpus:
+        raise UsageError(f"{configs.TEXT} needs --corpus (the tiny-Shakespeare input.txt)")
     if args.corpus and not Path(args.corpus).is_file():
         raise UsageError(f"--corpus {args.corpus}: no such file")
     if args.corpus:
-        from . import corpus
+        from .attention import corpus
 
         try:
             corpus.verify(args.corpus)
         except corpus.CorpusError as exc:
             raise UsageError(f"--corpus {args.corpus}: {exc}") from None
     _writable_folder(Path(args.root), "--root", args.root)
-    pairs = [p for p in suite64.pairs_of(settings["pairs"])
+    pairs = [p for p in float64.pairs_of(settings["pairs"])
              if (not args.optimizer or p.optimizer in args.optimizer) and (not args.twin or p.twin in args.twin)]
     full = settings["steps"]
     steps = {m: args.steps if args.steps is not None else full[m] for m in models}
@@ -293,9 +295,9 @@ def _table9(args: argparse.Namespace) -> int:
     device_key = "step1_device" if args.step1 else "device"
     configuration.validate({"table9": {**settings, "steps": {**full, **steps}, device_key: args.device}})
     short = {m: s for m, s in steps.items() if s != full[m]}  # not the workflow's record: elsewhere
-    jobs = table9_local.plan(models, pairs, step1=args.step1, root=Path(args.root), force=args.force, short=short)
+    jobs = float64_local.plan(models, pairs, step1=args.step1, root=Path(args.root), force=args.force, short=short)
     print(f"{len(jobs)} job(s), one after another on {args.device}", flush=True)
-    failed = table9_local.run(jobs, settings, steps=steps, pairs=pairs, device=args.device, threads=args.threads,
+    failed = float64_local.run(jobs, settings, steps=steps, pairs=pairs, device=args.device, threads=args.threads,
                               corpus_path=args.corpus)
     return 1 if failed else 0
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from . import tables
+from . import table9, tables
 from .sensing import controls, select
 from .core import records
 from .optim import cards
@@ -169,8 +169,6 @@ def _table6(paths: list[str], cfg: dict) -> tuple[str, str]:
 
 def table9_tables(step1_paths: list[str], full_paths: list[str]) -> tuple[str, str]:
     """Table 9 from the step-1 bundles and whatever full-length records there are."""
-    from . import table9  # torch: its configurations come from the float64 suite
-
     step1 = [r for path in step1_paths for r in records.read_twin_bundle(path)]
     full = [records.read_twin(path) for path in full_paths]
     table = table9.rows(step1, full)

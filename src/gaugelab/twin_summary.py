@@ -14,8 +14,7 @@ from . import published
 from .core import records
 from .optim import cards
 from .compare import Found
-from .harness import TWINS, Pair
-from .twins import OPTIMIZERS
+from .attention.pairs import TWINS, Pair
 
 KEY = ["optimizer", "twin", "init_seed", "twin_seed", "sigma"]
 FLOOR = 1e-12  # dec(s) guard (§9.4)
@@ -59,7 +58,7 @@ def frame(recs: list[dict], sets: dict[str, list[Pair]]) -> pd.DataFrame:
             row.update({f"drift_{step}": d, f"qk_mean_{step}": qk_mean, f"qk_max_{step}": qk_max})
         rows.append(row)
     out = pd.DataFrame(rows)
-    order = {"optimizer": list(OPTIMIZERS), "twin": list(TWINS)}
+    order = {"optimizer": list(cards.twin_optimizers()), "twin": list(TWINS)}
     out["_o"] = out["optimizer"].map(order["optimizer"].index)
     out["_t"] = out["twin"].map(order["twin"].index)
     return (out.sort_values(["_o", "_t", "sigma", "init_seed", "twin_seed"]).drop(columns=["_o", "_t"])
@@ -218,7 +217,7 @@ def published_quantities(summary: pd.DataFrame, sets: dict[str, list[Pair]]) -> 
         out[("Section 6", "Muon gauge vs noise", "dec_after100")] = Found(chaos["mean_after100"], "mean over s > 100")
         centre = published.lookup("Section 6", "every optimizer", "val_acc").value
         accs = [float(r[a]) for _, r in s6.iterrows() for a in ("acc1", "acc2")]
-        names = sorted(dict.fromkeys(s6["optimizer"]), key=list(OPTIMIZERS).index)
+        names = sorted(dict.fromkeys(s6["optimizer"]), key=list(cards.twin_optimizers()).index)
         out[("Section 6", "every optimizer", "val_acc")] = Found(
             max(accs, key=lambda a: abs(a - centre)),  # the farthest from the published value
             f"min {min(accs):.3f}, max {max(accs):.3f} over {len(s6)} S6-main pairs ({', '.join(names)})")

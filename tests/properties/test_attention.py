@@ -1,7 +1,7 @@
 """A1-A5: the per-head gauge of the attention model (identities.md §7.1; Section 6).
 
 Everything goes through the engine: the transformer (built in float64 by the suite's fixture),
-its forward pass and loss with autograd, the twin constructions and metrics of gaugelab.twins,
+its forward pass and loss with autograd, the twin constructions and metrics of gaugelab.attention.twins,
 and the update rules of gaugelab.optim driven by the engine's twin loop (twins.train). A test
 writes only the closed-form side (the Prop 4.4 defect) and the deliberately wrong controls.
 """
@@ -11,17 +11,20 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gaugelab import harness, optim, transformer, twins
-from gaugelab.transformer import CPU_MOD47 as CFG
+from gaugelab import optim
+from gaugelab.optim import cards
+from gaugelab.attention import harness, transformer, twins
+from gaugelab.attention.configs import CPU_MOD47 as CFG
 
 from .harness import BROKEN, F64, gen, randn, rel
+from gaugelab.attention.pairs import Pair
 
 SPLIT_SIZE = 96  # a fixed slice of the mod-47 data keeps the float64 suite fast
 
 
 @pytest.fixture(scope="module")
 def data():
-    from gaugelab import tasks
+    from gaugelab.attention import tasks
 
     split = tasks.modular_addition(CFG.vocab_out)
     return split.x_train[:SPLIT_SIZE], split.y_train[:SPLIT_SIZE], split.x_val[:128]
@@ -139,11 +142,11 @@ def test_A1_controls_break_the_function(data):
 # --- A2: the identity twin is bit-identical ---------------------------------------------------
 
 
-@pytest.mark.parametrize("optimizer", twins.OPTIMIZERS)
+@pytest.mark.parametrize("optimizer", cards.twin_optimizers())
 def test_A2_identity_twin_is_bit_identical(optimizer, data):
     x, y, x_val = data
     both = transformer.stack([base_params()] * 2)
-    harness.make_twin(both, CFG, harness.Pair.of(optimizer, "identity", 42))
+    harness.make_twin(both, CFG, Pair.of(optimizer, "identity", 42))
     settings = {"momentum": 0.9, "lr_aux": 1e-3}
     lr = {"adam": 1e-3, "sgd": 0.1, "scalar_adam": 3e-3, "muon": 0.02}[optimizer]
     steps = list(twins.train(both, CFG, twins.make_rule(optimizer, list(both), settings), lr, x, y, 3))

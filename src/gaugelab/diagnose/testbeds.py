@@ -17,11 +17,12 @@ from typing import Protocol
 import torch
 from torch import Tensor
 
-from .. import harness, tasks, transformer
+from ..attention import harness, tasks, transformer
 from ..core import gauge
 from ..sensing import runner, testbed
 from ..core import portable
 from .errors import DiagnoseError
+from ..attention import configs
 
 NOISE_SEED = 888
 GAUGE_SEED = 777
@@ -126,7 +127,7 @@ class AttentionTestbed:
     name: str = "attention"
 
     def __post_init__(self):
-        self.cfg = transformer.mod_config(self.P, self.n_layer, self.d, self.n_head, prefix="diagnose")
+        self.cfg = configs.mod_config(self.P, self.n_layer, self.d, self.n_head, prefix="diagnose")
         self.split = tasks.modular_addition(self.P, self.data_seed, self.train_fraction)
         base = transformer.initial_params(self.cfg, self.init_seed)  # seeds the global RNG (§3.2)
         self.names = list(base)

@@ -21,7 +21,7 @@ import math
 
 import torch
 
-from .. import harness
+from ..attention import harness
 from ..core import progress
 from .errors import DiagnoseError
 from .optimizers import OptimizerSpec

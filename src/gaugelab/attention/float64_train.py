@@ -3,9 +3,9 @@
 A pair alone is trained as the spec's loop says: per step copy 1, then copy 2, each a model of its
 own with its own optimizer state (:func:`train_pair`). The full-length jobs train many pairs as
 **one batched program** (:func:`train_batch`): every copy 1 the pairs need (one per optimizer and
-init seed, ``harness.by_base``) once, beside copy 2 of each pair, every parameter with a leading
+init seed, ``by_base``) once, beside copy 2 of each pair, every parameter with a leading
 run dimension, so a step is one forward and backward of all of them; each copy 1's runs are
-updated by their own rule (``suite64.Copy``'s parts). From the first non-finite loss of any run
+updated by their own rule (``float64.Copy``'s parts). From the first non-finite loss of any run
 the batch goes on copy by copy, as the spec's loop does.
 
 On the CPU each run's numbers are those of its copy trained alone, bit for bit, whatever else is
@@ -28,12 +28,15 @@ import time
 
 import torch
 
-from . import harness, optim, transformer
-from .core import progress
-from .harness import STATUS_NONFINITE, STATUS_OK, Pair
-from .suite64 import (STEPS, Copy, Task, checkpoints, clone, end_metrics, initial_params, learning_rate, logits,
+from . import harness, transformer
+from .. import optim
+from ..core import progress
+from .harness import STATUS_NONFINITE, STATUS_OK
+from .pairs import Pair, by_base
+from .configs import STEPS, ModelConfig
+from .float64 import (Copy, Task, checkpoints, clone, end_metrics, initial_params, learning_rate, logits,
                       mean_loss, measure, record)
-from .transformer import ModelConfig, Params
+from .transformer import Params
 
 
 def train_pair(pair: Pair, cfg: ModelConfig, task: Task, settings: dict, *, steps: int | None = None,
@@ -65,10 +68,10 @@ def programs(pairs: list[Pair], device: torch.device | str, max_copies: int = 23
     the pairs of each copy 1; on a GPU as many copy 1s with their twins as ``max_copies`` copies
     allow (the config's ``table9.max_copies``: GPU memory), in listed order; a copy 1 with more
     twins than that goes alone."""
-    groups = list(harness.by_base(pairs).values())
+    groups = list(by_base(pairs).values())
     if torch.device(device).type != "cuda":
         return groups
-    copies = lambda batch: len(harness.by_base(batch)) + len(batch)  # its copy 1s and twins
+    copies = lambda batch: len(by_base(batch)) + len(batch)  # its copy 1s and twins
     out: list[list[Pair]] = []
     for group in groups:
         if out and copies(out[-1] + group) <= max_copies:
@@ -115,7 +118,7 @@ def _train(pairs: list[Pair], cfg: ModelConfig, task: Task, settings: dict, step
     if not pairs or len(set(pairs)) != len(pairs):
         raise ValueError(f"a batch is distinct pairs: {[str(p) for p in pairs]}")
     steps = STEPS[cfg.name] if steps is None else steps
-    groups = harness.by_base(pairs)  # (optimizer, init seed) -> its pairs: one copy 1 each
+    groups = by_base(pairs)  # (optimizer, init seed) -> its pairs: one copy 1 each
     bases = {init: initial_params(cfg, init, dtype, device) for _, init in groups}
     runs, parts, rows = [], [], {}  # each run's parameters; (optimizer, lr, runs) per copy 1; pair -> rows
     for (optimizer, init), group in groups.items():

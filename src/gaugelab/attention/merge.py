@@ -13,8 +13,8 @@ import torch
 from torch import Tensor
 
 from . import harness, transformer
-from .optim import cards
-from .transformer import ModelConfig, Params
+from .configs import ModelConfig
+from .transformer import Params
 
 
 def head_blocks(params: Params, cfg: ModelConfig, i: int, h: int) -> Tensor:
@@ -101,57 +101,9 @@ def merge_report(a: Params, b: Params, cfg: ModelConfig, x_val: Tensor, y_val: T
     return out
 
 
-# --- the extension's table ----------------------------------------------------------------------
-
-COLUMNS = [  # (field, header, format)
-    ("qk_max", "QK max", "e"), ("rho_max", "rho max", "e"), ("drift_ab", "drift(A,B)", "e"),
-    ("aligned_drift_to_a", "aligned: drift to A", "e"), ("aligned_drift_to_b", "aligned: drift to B", "e"),
-    ("aligned_val_loss", "aligned: val loss", "f"), ("aligned_acc", "aligned: val acc", "f"),
-    ("aligned_barrier", "aligned: barrier", "e"), ("naive_drift_to_a", "naive: drift to A", "e"),
-    ("naive_val_loss", "naive: val loss", "f"), ("naive_barrier", "naive: barrier", "e"),
-]
-
-
-def _fmt(value, kind: str) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if not isinstance(value, (int, float)) or value != value:
-        return "--"
-    if kind == "f":
-        return f"{value:.4f}"
-    return "0" if value == 0 else f"{value:.1e}"
-
-
-def table_rows(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
-    header = ["optimizer", "twin", "steps"] + [h for _, h, _ in COLUMNS] + ["head-mergeable"]
-    body = [[cards.short(r["optimizer"]), r["twin"], str(r["steps"])] + [_fmt(r[f], k) for f, _, k in COLUMNS]
-            + [_fmt(r["head_mergeable"], "")] for r in rows]
-    return header, body
-
-
-def latex(rows: list[dict]) -> str:
-    from .tables import _latex_table, latex_text
-
-    header, body = table_rows(rows)
-    tau = rows[0]["tau"] if rows else float("nan")
-    return _latex_table("EXTENSION (not in the paper): merging float64 twins", [latex_text(h) for h in header],
-                        [[latex_text(c) for c in row] for row in body],
-                        [latex_text(f"EXTENSION, not a paper result. Head-mergeable: max per-head QK drift "
-                                    f"≤ {tau:g}.")])
-
-
-def html(rows: list[dict]) -> str:
-    from .tables import _html_table
-
-    header, body = table_rows(rows)
-    tau = rows[0]["tau"] if rows else float("nan")
-    return _html_table(header, body, f"EXTENSION (not in the paper): per-head Procrustes merge of float64 twins; "
-                                     f"head-mergeable iff max per-head QK drift <= {tau:g}")
-
-
 def provenance(pair_provenance: dict, tau: float) -> dict:
     """A merged pair's provenance (records.provenance): its trained pair's, and the threshold."""
-    from .core import records
+    from ..core import records
 
     return records.provenance({**pair_provenance["what"], "merge_tau": tau},
                               {"pair": pair_provenance["settings"], "tau": tau}, pair_provenance["numerics"])

@@ -3,7 +3,7 @@ this process: for a GPU machine without Snakemake, debugging one pair, or a shor
 
 A job is what the workflow's ``table9_full`` job is: the pairs of one configuration, each copy 1
 once beside copy 2 of every pair that shares it, in the device's batches
-(``suite64_train.train_pairs``). Only the pairs whose record is missing are trained (all with
+(``float64_train.train_pairs``). Only the pairs whose record is missing are trained (all with
 ``--force``); on a GPU, where a record's last bits depend on its batch, a job that trains fewer
 pairs than the workflow's does makes records that differ from the workflow's in those bits. Each
 record is written where that job writes it, so ``snakemake table9`` run in the same folder
@@ -18,15 +18,15 @@ import sys
 import time
 from pathlib import Path
 
-from . import harness, suite64, suite64_step1, suite64_train
-from .core import records
+from . import float64, float64_step1, float64_train, harness
+from ..core import records
 
 
 def short_run_path(model: str, pair, steps: int) -> str:
     """results/runs/table9-short/steps<N>/<model>/...: a run of other than the configured length,
     kept apart from the full-length record the workflow's Table 9 reads (and per length, so an
     existing record is one of the length asked for)."""
-    full = suite64.full_run_path(model, pair)
+    full = float64.full_run_path(model, pair)
     return full.replace("results/runs/table9/", f"results/runs/table9-short/steps{steps}/", 1)
 
 
@@ -40,11 +40,11 @@ def plan(models: list[str], pairs: list, *, step1: bool, root: Path, force: bool
 
     def path(model: str, pair) -> Path:
         return root / (short_run_path(model, pair, short[model]) if model in short
-                       else suite64.full_run_path(model, pair))
+                       else float64.full_run_path(model, pair))
 
     for model in models:
         if step1:
-            bundle = root / suite64.step1_path(model)
+            bundle = root / float64.step1_path(model)
             jobs += [(model, None, [bundle])] if force or not bundle.exists() else []
             continue
         todo = [p for p in pairs if force or not path(model, p).exists()]
@@ -55,13 +55,13 @@ def plan(models: list[str], pairs: list, *, step1: bool, root: Path, force: bool
 def run_job(model: str, pairs: list | None, outputs: list[Path], settings: dict, *, steps: int | None,
             all_pairs: list, device: str, threads: int, corpus_path: str | None, log=print) -> None:
     """One job: configure torch, train, write each record as its pair ends (``log`` a line each)."""
-    cfg, task, dtype, dev = suite64.setup(model, settings, threads=threads, device=device, corpus_path=corpus_path)
+    cfg, task, dtype, dev = float64.setup(model, settings, threads=threads, device=device, corpus_path=corpus_path)
     for output in outputs:
         output.parent.mkdir(parents=True, exist_ok=True)
     if pairs is None:
-        recs = suite64_step1.step1_subset(cfg, task, all_pairs, settings, dtype=dtype, device=dev,
+        recs = float64_step1.step1_subset(cfg, task, all_pairs, settings, dtype=dtype, device=dev,
                                           log=lambda line: None)
-        suite64.write_bundle(outputs[0], recs, suite64.step1_provenance(model, settings, all_pairs))
+        float64.write_bundle(outputs[0], recs, float64.step1_provenance(model, settings, all_pairs))
         log(f"{model} step-1 subset: {len(recs)} pairs, {sum(r['wall_s'] for r in recs):.1f} s on {dev}")
         return
     paths = dict(zip(pairs, outputs))
@@ -70,7 +70,7 @@ def run_job(model: str, pairs: list | None, outputs: list[Path], settings: dict,
         records.write_json(paths[pair], rec)
         log(f"{model} {pair} on {dev}: {harness.summary(rec)}")  # the workflow job's line
 
-    suite64_train.train_pairs(pairs, cfg, task, settings, steps=steps, dtype=dtype, device=dev,
+    float64_train.train_pairs(pairs, cfg, task, settings, steps=steps, dtype=dtype, device=dev,
                               max_copies=settings["max_copies"], log=done)
 
 

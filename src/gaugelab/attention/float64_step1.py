@@ -4,7 +4,7 @@ It measures steps 0 and 1 of every pair of a configuration in one process. Step 
 alone moves (§12.4), and it fixes every Table 9 step-1 value and ratio_T9. It computes each
 distinct model once: the step-0 copy 2 of a twin does not depend on the optimizer, and copy 1
 after one step depends only on (optimizer, init seed). Every model is still the one the full
-loop of :mod:`gaugelab.suite64` would produce: its copies, metrics and records are that module's.
+loop of :mod:`gaugelab.attention.float64` would produce: its copies, metrics and records are that module's.
 """
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ import torch
 from torch import Tensor
 
 from . import harness
-from .core import progress
-from .harness import STATUS_NONFINITE, STATUS_OK, Pair
-from .suite64 import Copy, Task, clone, end_metrics, initial_params, learning_rate, logits, measure, record
-from .transformer import ModelConfig, Params
+from ..core import progress
+from .harness import STATUS_NONFINITE, STATUS_OK
+from .pairs import Pair
+from .float64 import Copy, Task, clone, end_metrics, initial_params, learning_rate, logits, measure, record
+from .configs import ModelConfig
+from .transformer import Params
 
 
 def step1_subset(cfg: ModelConfig, task: Task, pairs: list[Pair], settings: dict, *,

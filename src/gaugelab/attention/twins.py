@@ -11,9 +11,9 @@ compared on the validation inputs at checkpoints:
 - **noise** twin: i.i.d. Gaussian noise of scale σ on every entry of W_Q and W_K, same basis.
 
 The pairs, twin constructions, metrics, identity check and record are the twin harness's
-(:mod:`gaugelab.harness`, shared with Table 9's float64 suite). This module holds what the CPU
+(:mod:`gaugelab.attention.harness`, shared with Table 9's float64 suite). This module holds what the CPU
 set does its own way: the model and task settings, the update rules, and the loop. The two copies
-advance as one batched program (a leading run dimension of 2; see :mod:`gaugelab.transformer`).
+advance as one batched program (a leading run dimension of 2; see :mod:`gaugelab.attention.transformer`).
 Every operation acts on each run separately, so a copy's numbers are bit-identical to the same
 copy trained alone (``tests/test_twins.py`` checks this).
 """
@@ -26,14 +26,18 @@ from collections.abc import Iterator
 import torch
 from torch import Tensor
 
-from . import harness, optim, tasks, transformer
-from .core import progress, records, runtime
-from .optim import cards
-from .harness import STATUS_NONFINITE, STATUS_OK, Pair, accuracy, make_twin, qk_drift
-from .transformer import ModelConfig, Params
+from . import harness, tasks, transformer
+from .. import optim
+from ..core import progress, records, runtime
+from ..optim import cards
+from .harness import STATUS_NONFINITE, STATUS_OK, accuracy, make_twin, qk_drift
+from .pairs import Pair
+from .configs import ModelConfig
+from .transformer import Params
+from .pairs import one_base
+from . import configs
 
 SCHEMA = records.TWIN_SCHEMA
-OPTIMIZERS = cards.twin_optimizers()  # table order: adam, sgd, scalar_adam, muon
 
 
 # --- optimizers (§6) ----------------------------------------------------------------------------
@@ -52,7 +56,7 @@ def make_rule(optimizer: str, names: list[str], settings: dict) -> optim.Rule:
 
 
 def model_config(settings: dict) -> ModelConfig:
-    return transformer.mod_config(settings["P"], settings["L"], settings["d"], settings["H"])
+    return configs.mod_config(settings["P"], settings["L"], settings["d"], settings["H"])
 
 
 def checkpoints(settings: dict) -> list[int]:
@@ -98,7 +102,7 @@ def train_base(pairs: list[Pair], settings: dict, *, threads: int | None = None,
     ``log``, if given, is called with each finished pair and its record.
     """
     start = time.perf_counter()
-    optimizer, init_seed = harness.one_base(pairs)
+    optimizer, init_seed = one_base(pairs)
     dev = runtime.configure(threads=threads, device=device)
     cfg = model_config(settings)
     split = tasks.modular_addition(cfg.vocab_out, settings["data_seed"], settings["train_fraction"])

@@ -19,11 +19,14 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
+from .configs import CONTEXT, STEPS, TEXT
+
 SHA256 = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
 URL = "https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt"
 DATA_SEED = 42
 TRAIN_FRACTION = 0.9
-CONTEXT, BATCH, TABLE_STEPS, VAL_WINDOWS = 128, 32, 3000, 64
+BATCH, VAL_WINDOWS = 32, 64
+TABLE_STEPS = STEPS[TEXT]  # Table 9's char-LM budget: one batch row per step
 
 
 class CorpusError(RuntimeError):

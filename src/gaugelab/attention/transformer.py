@@ -24,45 +24,15 @@ The float64 suite of Table 9 (§4) shares this architecture and differs in its i
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .configs import ModelConfig
+
 Params = dict[str, Tensor]  # spec name -> tensor, leading run dimension (B, ...) in `forward`
 
-
-@dataclass(frozen=True)
-class ModelConfig:
-    """One row of attention.md §2."""
-
-    name: str
-    vocab_in: int
-    vocab_out: int
-    n_layer: int  # L
-    d: int
-    n_head: int   # H
-    n_ctx: int
-    readout: str = "last"  # "last": logits of the last ("=") position only (mod task); "all": every position (char-LM)
-    embed: str = "index"   # "index": E[x]; "onehot": one_hot(x) @ E (float64 suite, deterministic backward)
-    causal: bool = False   # additive -inf strictly above the diagonal of the scores (char-LM)
-
-    @property
-    def hd(self) -> int:
-        return self.d // self.n_head
-
-    @property
-    def mlp(self) -> int:
-        return 4 * self.d
-
-
-def mod_config(P: int = 47, n_layer: int = 2, d: int = 64, n_head: int = 4, prefix: str = "cpu") -> ModelConfig:
-    """The mod-P model: vocab P + 1 in ("=" is token P), P out, 3 positions."""
-    return ModelConfig(f"{prefix}-mod{P}-L{n_layer}d{d}h{n_head}", P + 1, P, n_layer, d, n_head, 3)
-
-
-CPU_MOD47 = mod_config()  # cpu-mod47-L2d64h4: Table 3, Figure 2, Appendix D.5 (104,896 parameters)
 
 LAYER_NAMES = ("g1", "W_Q", "W_K", "W_V", "W_O", "g2", "W_1", "W_2")
 MATRIX_NAMES = ("W_Q", "W_K", "W_V", "W_O", "W_1", "W_2")  # Muon's set (§3.2); the rest get Adam

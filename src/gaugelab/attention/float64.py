@@ -1,7 +1,7 @@
 """The float64 twin suite of Table 9 (spec: attention.md §2, §4, §5, §7–§10.4, §12.3).
 
 The twin protocol of Section 6 repeated in float64 with deterministic kernels, at larger sizes
-and on a character-level language model. The architecture is :mod:`gaugelab.transformer`'s; this
+and on a character-level language model. The architecture is :mod:`gaugelab.attention.transformer`'s; this
 suite differs in
 
 - its **initialisation**: a dedicated CPU generator seeded with the init seed, drawn in float32
@@ -12,57 +12,30 @@ suite differs in
 - the **dtype** of the twin draws: gauge and noise draws follow the model dtype (float64 here).
 
 The pairs, twins, metrics, identity check and record are the twin harness's
-(:mod:`gaugelab.harness`), the update rules :mod:`gaugelab.twins`'s. This module holds the model
+(:mod:`gaugelab.attention.harness`), the update rules :mod:`gaugelab.attention.twins`'s. This module holds the model
 variant, the task, :class:`Copy` (runs of the model as one program, each block of runs under its
 own rule) and the records; the full-length loop, alone or batched, is
-:mod:`gaugelab.suite64_train`, and the **step-1 subset** (steps 0 and 1 of every pair, the default
-target's Table 9) :mod:`gaugelab.suite64_step1`.
+:mod:`gaugelab.attention.float64_train`, and the **step-1 subset** (steps 0 and 1 of every pair, the default
+target's Table 9) :mod:`gaugelab.attention.float64_step1`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from torch import Tensor
 
-from . import corpus, harness, optim, tasks, transformer, twins
-from .core import records, runtime
-from .optim import cards
-from .harness import Pair
-from .transformer import ModelConfig, Params
+from . import corpus, harness, tasks, transformer, twins
+from .. import optim
+from ..core import records, runtime
+from ..optim import cards
+from .pairs import Pair
+from .configs import CHECKPOINTS, LABELS, ModelConfig, config
+from .transformer import Params
 
 DATA_SEED = 42
-
-
-def _mod(P: int, L: int, d: int, H: int) -> ModelConfig:
-    return replace(transformer.mod_config(P, L, d, H, prefix="f64"), embed="onehot")
-
-
-# The float64 configurations of §2 in Table 9's block order, with their step budgets and labels.
-CONFIGS: dict[str, ModelConfig] = {c.name: c for c in (
-    _mod(47, 2, 64, 4),
-    _mod(97, 4, 128, 8),
-    _mod(97, 6, 256, 8),
-    ModelConfig("f64-text-L6d256h8", 65, 65, 6, 256, 8, corpus.CONTEXT, readout="all", embed="onehot", causal=True),
-)}
-STEPS = {"f64-mod47-L2d64h4": 1500, "f64-mod97-L4d128h8": 2000, "f64-mod97-L6d256h8": 2000, "f64-text-L6d256h8": 3000}
-LABELS = {"f64-mod47-L2d64h4": "mod p47 L2 d64 h4 s1500", "f64-mod97-L4d128h8": "mod p97 L4 d128 h8 s2000",
-          "f64-mod97-L6d256h8": "mod p97 L6 d256 h8 s2000", "f64-text-L6d256h8": "text L6 d256 h8 s3000"}
-TEXT = "f64-text-L6d256h8"
-SHORT = {"f64-mod47-L2d64h4": "2L/d64", "f64-mod97-L4d128h8": "4L/d128", "f64-mod97-L6d256h8": "6L/d256",
-         "f64-text-L6d256h8": "char-LM"}
-CHECKPOINTS = (0, 1, 10, 50, 100, 300, 600, 1000, 1500, 2000, 3000)
-
-
-def config(name: str) -> ModelConfig:
-    """The configuration named ``name``; an unknown name fails, listing the known ones (the
-    lookup has the form of ``cards.card``'s, for another table)."""
-    try:
-        return CONFIGS[name]
-    except KeyError:
-        raise ValueError(f"unknown float64 configuration {name!r}; use one of {list(CONFIGS)}") from None
 
 
 def is_text(cfg: ModelConfig) -> bool:

@@ -1,11 +1,10 @@
 """The twin harness: what every attention twin run shares (spec: attention.md §7–§10.5).
 
-Section 6's CPU float32 twins (:mod:`gaugelab.twins`) and Table 9's float64 suite
-(:mod:`gaugelab.suite64`) run one protocol on two models. What the spec says once for both is
+Section 6's CPU float32 twins (:mod:`gaugelab.attention.twins`) and Table 9's float64 suite
+(:mod:`gaugelab.attention.float64`) run one protocol on two models. What the spec says once for both is
 written here once:
 
-- **pairs** (§10): :class:`Pair`, the key that determines a run, and the pairs that share copy 1
-  (:func:`by_base`);
+- **pairs** (§10) are :mod:`gaugelab.attention.pairs`'s;
 - the **twin constructions** (§7), applied in place to one run of batched parameters: a gauge
   rotation per head, the identity (the same code path with A = I), the noise. The parameters'
   dtype picks the draw stream: float32 on the CPU set, float64 in Table 9's;
@@ -22,100 +21,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
-from .core import records, runtime
-from .optim import cards
-from .transformer import ModelConfig, Params
+from ..core import records, runtime
+from ..optim import cards
+from .configs import ModelConfig
+from .pairs import NOISE_SEED, Pair
+from .transformer import Params
 
-TWINS = ("gauge", "identity", "noise")
-NOISE_SEED = 888
 STATUS_OK, STATUS_NONFINITE = "ok", "nonfinite"
 
 
 class DeterminismError(RuntimeError):
     """An identity twin that left its base: the harness is not deterministic."""
-
-
-# --- pairs (§10) --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Pair:
-    """The key of one twin run (§10): with the settings, it determines the run completely."""
-
-    optimizer: str
-    twin: str
-    init_seed: int
-    twin_seed: int      # the gauge seed; 888 for noise; 0 for identity
-    sigma: float = 0.0  # noise scale (noise twins only)
-
-    def __post_init__(self):
-        optimizers = cards.twin_optimizers()
-        if self.optimizer not in optimizers:
-            raise ValueError(f"unknown twin optimizer {self.optimizer!r}; use one of {optimizers}")
-        if self.twin not in TWINS:
-            raise ValueError(f"unknown twin {self.twin!r}; use one of {TWINS}")
-        if (self.twin == "noise") != (self.sigma > 0):
-            raise ValueError(f"{self.twin} twin with sigma {self.sigma}: only noise twins have sigma > 0")
-
-    @classmethod
-    def of(cls, optimizer: str, twin: str, init: int, seed: int | None = None, sigma: float = 0.0) -> Pair:
-        """A pair with the protocol's twin seed filled in (0 for identity, 888 for noise)."""
-        default = {"identity": 0, "noise": NOISE_SEED}.get(twin)
-        if seed is None and default is None:
-            raise ValueError(f"a {twin} twin needs its twin seed (the seed of the gauge draw)")
-        return cls(optimizer, twin, int(init), int(default if seed is None else seed), float(sigma))
-
-    @classmethod
-    def from_row(cls, row) -> Pair:
-        """A pair from a rule's params row, [optimizer, twin, init, twin seed, sigma]."""
-        optimizer, twin, init, seed, sigma = row
-        return cls(optimizer, twin, int(init), int(seed), float(sigma))
-
-    @property
-    def row(self) -> list:
-        """The pair as a rule's params row (from_row reads it back): plain values Snakemake can hash."""
-        return [self.optimizer, self.twin, self.init_seed, self.twin_seed, self.sigma]
-
-    @property
-    def variant(self) -> str:
-        """The twin with its scale: ``gauge``, ``identity``, ``noise1e-07`` (a path component)."""
-        return f"noise{self.sigma:g}" if self.twin == "noise" else self.twin
-
-    def __str__(self) -> str:
-        return f"{self.optimizer} {self.variant} twin (init {self.init_seed}, twin seed {self.twin_seed})"
-
-
-def parse_variant(variant: str) -> tuple[str, float]:
-    """Inverse of :attr:`Pair.variant`: ``noise1e-07`` -> ("noise", 1e-7)."""
-    if variant.startswith("noise"):
-        return "noise", float(variant[len("noise"):])
-    return variant, 0.0
-
-
-def base_of(pair: Pair) -> tuple[str, int]:
-    """What a pair's copy 1 depends on besides the settings: its optimizer and init seed. Pairs
-    that share it share copy 1, which a batched job trains once for all of them."""
-    return pair.optimizer, pair.init_seed
-
-
-def by_base(pairs: list[Pair]) -> dict[tuple[str, int], list[Pair]]:
-    """The pairs, each once, grouped by :func:`base_of`; groups and pairs in first-listed order."""
-    groups: dict[tuple[str, int], list[Pair]] = {}
-    for pair in dict.fromkeys(pairs):
-        groups.setdefault(base_of(pair), []).append(pair)
-    return groups
-
-
-def one_base(pairs: list[Pair]) -> tuple[str, int]:
-    """The shared copy 1 (:func:`base_of`) of a batch of distinct pairs, or a ValueError."""
-    if not pairs or len({base_of(p) for p in pairs}) != 1 or len(set(pairs)) != len(pairs):
-        raise ValueError(f"one batch is distinct pairs of one optimizer and init seed: {[str(p) for p in pairs]}")
-    return base_of(pairs[0])
 
 
 # --- twin construction (§7): in place, on run ``run`` of batched parameters ---------------------

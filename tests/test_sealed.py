@@ -106,9 +106,10 @@ def test_a_product_whose_inputs_changed_or_went_is_named(made, damage, words):
     assert sealed.problem("results/tables/t.tex") == f"results/tables/t.tex: {words}"
 
 
-def test_a_rerun_record_differing_in_its_timing_only_is_the_same_input(made):
+def test_a_rerun_record_differing_in_when_and_where_it_was_made_only_is_the_same_input(made):
     seal = (made / "results/tables/t.tex.sha256").read_text()
-    rerun = '{"digest": "sha256:bb", "final": {"rec": 0.5}, "wall_s": 9}'  # another time, the same numbers
+    rerun = ('{"digest": "sha256:bb", "final": {"rec": 0.5}, "wall_s": 9, '  # another time and place, the same numbers
+             '"environment": {"cpu": "elsewhere", "slurm_job_id": "17"}}')
     (made / "results/runs/zoo/adam/seed42.json").write_text(rerun)
     assert sealed.problem("results/tables/t.tex") is None
     sealed.made_from(["results/runs/zoo/adam/seed42.json", "results/zoo/summary.csv"], {"tol": 0.05})

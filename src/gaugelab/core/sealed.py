@@ -30,8 +30,9 @@ from pathlib import Path
 UMASK = os.umask(0o022)
 os.umask(UMASK)
 
-TIMING = frozenset({"wall_s", "digest"})  # a JSON record's fields that differ between reruns of one
-# computation: its wall-clock time and the payload digest that covers it
+CIRCUMSTANCES = frozenset({"wall_s", "environment", "digest"})  # a JSON record's fields that say when and
+# where it was made (its wall-clock time; its machine, versions, threads and SLURM job), and the
+# payload digest that covers them: what differs between two runs of one computation
 
 _made_from: tuple[str, ...] = ()  # the seal lines naming what this process's products are made from
 
@@ -54,11 +55,11 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
         raise
 
 
-def untimed(value):
-    """A JSON value without its :data:`TIMING` fields, at any depth (a bundle's members have theirs)."""
+def content(value):
+    """A JSON value without its :data:`CIRCUMSTANCES`, at any depth (a bundle's members have theirs)."""
     if isinstance(value, dict):
-        return {k: untimed(v) for k, v in value.items() if k not in TIMING}
-    return [untimed(v) for v in value] if isinstance(value, list) else value
+        return {k: content(v) for k, v in value.items() if k not in CIRCUMSTANCES}
+    return [content(v) for v in value] if isinstance(value, list) else value
 
 
 _digests: dict[tuple, str] = {}  # (path, size, mtime) -> digest: a parse checks many seals naming one input
@@ -66,8 +67,9 @@ _digests: dict[tuple, str] = {}  # (path, size, mtime) -> digest: a parse checks
 
 def input_digest(path: str | Path) -> str:
     """The digest a seal names an input by: of its bytes, or, for a JSON record, of its content
-    without its timing (:data:`TIMING`), so a rerun of the same computation is the same input and
-    the products built from it stay byte for byte what they were, seals included."""
+    without the circumstances of its making (:data:`CIRCUMSTANCES`), so a rerun of the same
+    computation, here, on another machine or through SLURM, is the same input and the products built
+    from it stay byte for byte what they were, seals included."""
     path = Path(path)
     st = path.stat()
     key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
@@ -75,7 +77,7 @@ def input_digest(path: str | Path) -> str:
         data = path.read_bytes()
         if path.suffix == ".json":
             try:
-                data = json.dumps(untimed(json.loads(data)), sort_keys=True, separators=(",", ":")).encode()
+                data = json.dumps(content(json.loads(data)), sort_keys=True, separators=(",", ":")).encode()
             except ValueError:  # not JSON: its bytes (the record's own check names what is wrong)
                 pass
         _digests[key] = hashlib.sha256(data).hexdigest()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gaugelab import compare, published
+from gaugelab.paper import compare, published
 from gaugelab.core import config, records
 from gaugelab.sensing import controls, runner, signum_audit, signum_diagnostics, testbed
 

@@ -86,8 +86,8 @@ def consistency(table: pd.DataFrame, zoo_summary: pd.DataFrame, zoo_spread: dict
     """The audit's (T = ``budget``, cos, ``lr``) cell beside Table 2's signum row
     (published.SIGNUM_AUDIT), read against the ensemble of Table 2's cell (``zoo_spread``:
     sensing_quantities' spread of the zoo's signum cell at ``lr``)."""
-    from ..compare import Found
-    from ..published import SIGNUM_AUDIT
+    from ..paper.compare import Found
+    from ..paper.published import SIGNUM_AUDIT
 
     hit = table[(table["part"] == "P2") & (table["T"] == budget) & (table["anneal"] == "cos") & (table["lr"] == lr)]
     zoo = zoo_summary[(zoo_summary["method"] == cards.SIGNUM) & (zoo_summary["lr"] == lr)]

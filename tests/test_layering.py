@@ -138,3 +138,12 @@ def test_paper_imports_no_torch():
     env = {**os.environ, "PYTHONPATH": str(SOURCE.parent)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert out.stdout.strip() == "False", modules
+
+
+def test_every_module_is_named_in_the_architecture_page():
+    """docs/architecture.md names each engine module by its path under src/gaugelab, and each
+    folder of LAYERS, so the page is the whole plan."""
+    page = (SOURCE.parents[1] / "docs" / "architecture.md").read_text()
+    modules = [p.relative_to(SOURCE).as_posix() for p in sorted(SOURCE.rglob("*.py")) if p.name != "__init__.py"]
+    missing = [m for m in modules if f"`{m}`" not in page] + [f for f in FOLDERS if f"{f}/" not in page]
+    assert not missing, f"not named in docs/architecture.md: {missing}"

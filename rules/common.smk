@@ -24,9 +24,9 @@ from gaugelab.sensing import controls as gaugelab_controls
 from gaugelab.sensing import dial as gaugelab_dial
 from gaugelab.sensing import phase as gaugelab_phase
 from gaugelab.sensing import runner as gaugelab_runner
-from gaugelab import sensing_quantities as gaugelab_sq
+from gaugelab.paper import sensing_quantities as gaugelab_sq
 from gaugelab.sensing import signum_audit as gaugelab_signum_audit
-from gaugelab import twin_summary as gaugelab_twin_summary
+from gaugelab.paper import twin_summary as gaugelab_twin_summary
 from gaugelab.attention import twins as gaugelab_twins
 from gaugelab.attention import pairs as gaugelab_pairs
 
@@ -182,7 +182,7 @@ def sensitivity_bundles(experiment):
     return rerun_shards(experiment) + ensemble
 
 
-# Experiments with sensitivity reruns (gaugelab.sensing_quantities.rerun_cells): the zoo, the
+# Experiments with sensitivity reruns (gaugelab.paper.sensing_quantities.rerun_cells): the zoo, the
 # controls' arms whose published rows rest on selected cells, and the dial.
 RERUN_EXPERIMENTS = [e for e in [*SENSING_EXPERIMENTS, "dial"] if gaugelab_sq.has_reruns(e)]
 

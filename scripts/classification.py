@@ -6,7 +6,7 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works witho
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
 
-from gaugelab import tables  # noqa: E402
+from gaugelab.paper import tables  # noqa: E402
 from gaugelab.core import records, sealed  # noqa: E402
 from gaugelab.sensing import controls  # noqa: E402
 

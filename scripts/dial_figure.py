@@ -9,7 +9,7 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 import math  # noqa: E402
 
 
-from gaugelab import figures, published  # noqa: E402
+from gaugelab.paper import figures, published  # noqa: E402
 from gaugelab.core import records, sealed  # noqa: E402
 from gaugelab.sensing import select  # noqa: E402
 

@@ -1,5 +1,5 @@
 """App. D.2 figure: recovery against learning rate per method, flow-limit points ringed, the
-paper's flow-limit rows (gaugelab.published, App. D.2) as markers."""
+paper's flow-limit rows (gaugelab.paper.published, App. D.2) as markers."""
 import sys
 from pathlib import Path
 
@@ -7,7 +7,7 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works witho
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
 
-from gaugelab import figures, published  # noqa: E402
+from gaugelab.paper import figures, published  # noqa: E402
 from gaugelab.core import records, sealed  # noqa: E402
 
 sealed.made_from_job(snakemake)  # the seal of every file it writes names its inputs

@@ -6,7 +6,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import table_files  # noqa: E402
+from gaugelab.paper import table_files  # noqa: E402
 from gaugelab.core import records, sealed  # noqa: E402
 from gaugelab.sensing import select, signum_audit  # noqa: E402
 

@@ -5,9 +5,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import compare, published  # noqa: E402
+from gaugelab.paper import compare, published  # noqa: E402
 from gaugelab.core import records, sealed  # noqa: E402
-from gaugelab import twin_summary as ts  # noqa: E402
+from gaugelab.paper import twin_summary as ts  # noqa: E402
 
 sealed.made_from_job(snakemake)  # the seal of every file it writes names its inputs
 

@@ -11,7 +11,8 @@ import pytest
 import torch
 import yaml
 
-from gaugelab import diagnose, figures, figures_twins, optim, tables
+from gaugelab import diagnose, optim
+from gaugelab.paper import figures, figures_twins, tables
 from gaugelab.core import config, portable
 from gaugelab.core.runtime import set_threads
 from gaugelab.optim import cards

@@ -6,9 +6,9 @@ import math
 import pandas as pd
 import pytest
 
-from gaugelab import compare, published
-from gaugelab import sensing_quantities as sq
-from gaugelab import comparison_pages as pages
+from gaugelab.paper import compare, published
+from gaugelab.paper import sensing_quantities as sq
+from gaugelab.paper import pages
 
 
 def test_every_published_value_is_one_row_of_the_merged_comparison():

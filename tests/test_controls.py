@@ -6,8 +6,8 @@ import math
 import pandas as pd
 import pytest
 
-from gaugelab import compare, published
-from gaugelab import sensing_quantities as sq
+from gaugelab.paper import compare, published
+from gaugelab.paper import sensing_quantities as sq
 from gaugelab.core import config
 from gaugelab.sensing import controls, runner, select
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from gaugelab import cli, diagnose, optim, tables
+from gaugelab import cli, diagnose, optim
+from gaugelab.paper import tables
 from gaugelab.core import records, runtime
 
 STEPS = 20  # enough for every verdict but "chaotic", which needs its chaos to saturate

@@ -1,4 +1,4 @@
-"""The figures: the paper's values drawn from gaugelab.published (never retyped here), seed spread,
+"""The figures: the paper's values drawn from gaugelab.paper.published (never retyped here), seed spread,
 axes that hold every line, marker and label, and byte-identical files from the same input."""
 
 import math
@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 from matplotlib.collections import PathCollection, PolyCollection
 
-from gaugelab import figures, figures_twins, published
-from gaugelab import twin_summary as ts
-from gaugelab.published import Value
+from gaugelab.paper import figures, figures_twins, published
+from gaugelab.paper import twin_summary as ts
+from gaugelab.paper.published import Value
 from gaugelab.sensing import dial
 
 # The smoke configuration's dial (tests/config/smoke.yaml, as its run records give it): every

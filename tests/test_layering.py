@@ -15,7 +15,7 @@ import pytest
 
 SOURCE = Path(__file__).resolve().parents[1] / "src" / "gaugelab"
 
-LAYERS = (("core",), ("optim",), ("sensing", "attention"))  # bottom up; a tuple holds siblings
+LAYERS = (("core",), ("optim",), ("sensing", "attention"), ("paper",))  # bottom up; a tuple holds siblings
 FOLDERS = [folder for level in LAYERS for folder in level]
 
 # (importer, imported) pairs against the layers that a later step removes, each with its reason.
@@ -30,9 +30,9 @@ PENDING = {
     # signum_audit.consistency: {published key: compare.Found}): per-section quantities, which
     # belong beside sensing_quantities' in `paper` and move with it (moved into sensing_quantities
     # now, the torch-free phase_comparison job would import torch through its controls)
-    ("gaugelab.sensing.phase", "gaugelab.compare.Found"),
-    ("gaugelab.sensing.signum_audit", "gaugelab.compare.Found"),
-    ("gaugelab.sensing.signum_audit", "gaugelab.published.SIGNUM_AUDIT"),
+    ("gaugelab.sensing.phase", "gaugelab.paper.compare.Found"),
+    ("gaugelab.sensing.signum_audit", "gaugelab.paper.compare.Found"),
+    ("gaugelab.sensing.signum_audit", "gaugelab.paper.published.SIGNUM_AUDIT"),
 }
 
 
@@ -108,16 +108,42 @@ def test_every_layer_is_a_folder():
     ("gaugelab.core.records", "import gaugelab.optim.rules", {"gaugelab.optim.rules"}),
     ("gaugelab.core.records", "from ..optim import cards", {"gaugelab.optim.cards"}),
     ("gaugelab.optim.rules", "from gaugelab.core import portable\nfrom . import cards\nimport torch", set()),
-    ("gaugelab.optim.rules", "from .. import twin_summary", {"gaugelab.twin_summary"}),
+    ("gaugelab.optim.rules", "from ..paper import twin_summary", {"gaugelab.paper.twin_summary"}),
+    ("gaugelab.optim.rules", "from .. import cli", {"gaugelab.cli"}),  # not in a folder: above them all
     ("gaugelab.optim.rules", "from ..attention import harness", {"gaugelab.attention.harness"}),
     ("gaugelab.attention.harness", "from . import pairs\nfrom ..optim import cards", set()),
-    ("gaugelab.attention.merge", "from .. import tables", {"gaugelab.tables"}),  # a folder above, or none yet
+    ("gaugelab.attention.merge", "from ..paper import tables", {"gaugelab.paper.tables"}),
     ("gaugelab.sensing.runner", "from .. import optim\nfrom ..core import records\nfrom . import testbed", set()),
-    ("gaugelab.sensing.runner", "from .. import compare", {"gaugelab.compare"}),
+    ("gaugelab.sensing.runner", "from ..paper.compare import Found", {"gaugelab.paper.compare.Found"}),
     ("gaugelab.sensing.runner", "from ..attention import pairs", {"gaugelab.attention.pairs"}),  # siblings
     ("gaugelab.optim.rules", "from ..sensing import testbed", {"gaugelab.sensing.testbed"}),
-    ("gaugelab.tables", "from gaugelab import sensing, optim", set()),  # not layered yet
+    ("gaugelab.paper.tables", "from gaugelab import sensing, optim", set()),
+    ("gaugelab.cli", "from gaugelab import paper, sensing", set()),  # not layered: may import anything
 ])
 def test_the_check_sees_each_form_of_import(module, source, wrong):
     """Negative controls: each way of spelling an import against the layers is caught."""
     assert against_the_layers(module, imported(source, module)) == wrong
+
+
+def test_paper_imports_no_torch():
+    """The published values, verdicts, quantities, tables, figures and pages are read from records
+    only: every module of ``paper`` imports without torch (its jobs start in a fraction of a second)."""
+    import os
+    import subprocess
+    import sys
+
+    modules = sorted(module_name(p) for p in (SOURCE / "paper").rglob("*.py"))
+    code = f"import importlib, sys\nfor m in {modules!r}:\n    importlib.import_module(m)\n" \
+           "print('torch' in sys.modules)"
+    env = {**os.environ, "PYTHONPATH": str(SOURCE.parent)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.strip() == "False", modules
+
+
+def test_every_module_is_named_in_the_architecture_page():
+    """docs/architecture.md names each engine module by its path under src/gaugelab, and each
+    folder of LAYERS, so the page is the whole plan."""
+    page = (SOURCE.parents[1] / "docs" / "architecture.md").read_text()
+    modules = [p.relative_to(SOURCE).as_posix() for p in sorted(SOURCE.rglob("*.py")) if p.name != "__init__.py"]
+    missing = [m for m in modules if f"`{m}`" not in page] + [f for f in FOLDERS if f"{f}/" not in page]
+    assert not missing, f"not named in docs/architecture.md: {missing}"

@@ -72,7 +72,7 @@ def test_a_bundle_made_under_another_rerun_rule_is_set_aside(tmp_path, monkeypat
     """Which cells a sensitivity bundle reruns is part of its identity: after a change of the rule
     (here: Table 6's const arm rerunning RMSProp's spd-sel cell only, as it once did), the old
     bundle no longer passes for the new one."""
-    from gaugelab import sensing_quantities as sq
+    from gaugelab.paper import sensing_quantities as sq
 
     def identity():
         return sq.bundle_identity("schedule_const", {"budget": 5}, 0, 3, [42], [1e-7], "float32")

@@ -3,7 +3,7 @@ paper's full grids and seeds, selection S1, held to the published values' tolera
 
 import pytest
 
-from gaugelab import published
+from gaugelab.paper import published
 from gaugelab.core import config
 from gaugelab.sensing import runner, select
 

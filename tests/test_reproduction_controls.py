@@ -3,7 +3,7 @@ interpolant of each of the three zoo instances, float64 ADMM, held to the publis
 
 import pytest
 
-from gaugelab import published
+from gaugelab.paper import published
 from gaugelab.core import config
 from gaugelab.sensing import controls, nuclear
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import torch
 
-from gaugelab import compare, published
+from gaugelab.paper import compare, published
 from gaugelab.core import config, records
 from gaugelab.sensing import controls, phase, runner, select, testbed
 

@@ -96,8 +96,8 @@ def test_midpoint_split_counts_against_the_gd_adam_midpoint():
 
 def test_summary_comparison_and_table_modules_start_without_torch():
     """The small jobs after training import these; torch's import would cost each about a second."""
-    code = ("import sys; import gaugelab.sensing.select, gaugelab.compare, gaugelab.tables, gaugelab.sensing.dial, "
-            "gaugelab.core.records, gaugelab.published; print('torch' in sys.modules)")
+    code = ("import sys; import gaugelab.sensing.select, gaugelab.paper.compare, gaugelab.paper.tables, "
+            "gaugelab.sensing.dial, gaugelab.core.records, gaugelab.paper.published; print('torch' in sys.modules)")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert out.stdout.strip() == "False"

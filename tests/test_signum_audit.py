@@ -10,9 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gaugelab import compare, published
+from gaugelab.paper import compare, published
 from gaugelab.core import config, records
-from gaugelab.sensing import controls, runner, signum_audit, testbed
+from gaugelab.sensing import controls, runner, signum_audit, signum_diagnostics, testbed
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "tests" / "config" / "smoke.yaml"
@@ -44,7 +44,7 @@ def test_every_audit_arm_runs_all_its_steps_on_its_own_runs():
 
 def test_p1_observes_every_window_and_ends_on_the_runs_own_numbers():
     cfg = config.validate({**TINY, "seeds": [42, 123]})
-    rows, recs = signum_audit.run_diagnostics(cfg)
+    rows, recs = signum_diagnostics.run_diagnostics(cfg)
     assert sorted(set(rows["step"])) == [100, 200, 300, 400] and len(rows) == 8
     for rec in recs:
         last = rows[(rows["seed"] == rec["seed"]) & (rows["step"] == 400)].iloc[0]

@@ -9,7 +9,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gaugelab import cli, published, table9
+from gaugelab import cli
+from gaugelab.paper import published, table9
 from gaugelab.attention import float64, float64_step1, float64_train, float64_local
 from gaugelab.attention import harness, transformer
 from gaugelab.core import records, runtime

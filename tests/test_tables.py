@@ -8,7 +8,7 @@ import subprocess
 import pandas as pd
 import pytest
 
-from gaugelab import tables
+from gaugelab.paper import tables
 
 SPECIALS = "a_b & 50% $x$ #1 {y} ~z ^w \\v <u> ≤ ≥ × σ ± †"
 

@@ -8,11 +8,12 @@ import math
 import pytest
 import torch
 
-from gaugelab import compare, optim, published
+from gaugelab import optim
+from gaugelab.paper import compare, published
 from gaugelab.optim import cards
 from gaugelab.attention import harness, tasks, transformer, twins
 from gaugelab.core import config, records, runtime
-from gaugelab import twin_summary as ts
+from gaugelab.paper import twin_summary as ts
 from gaugelab.attention.configs import CPU_MOD47 as CFG
 from gaugelab.attention.pairs import Pair, by_base, parse_variant
 

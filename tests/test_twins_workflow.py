@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gaugelab import published
+from gaugelab.paper import published
 from gaugelab.core import records
 
 pytestmark = pytest.mark.workflow

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from gaugelab import compare, published
+from gaugelab.paper import compare, published
 from gaugelab.core import records, runtime
 
 pytestmark = pytest.mark.workflow
@@ -341,7 +341,7 @@ def test_gaugelab_table_renders_each_table_as_its_job_does(smoke, tmp_path):
     """`gaugelab table NAME INPUTS -o OUT.tex` outside Snakemake: the table job's LaTeX and HTML,
     byte for byte, from the files the job reads (the reference rows in glob order, not seed order;
     Table 6's runs found among every zoo and schedule-arm record by what determines them)."""
-    from gaugelab import table_files
+    from gaugelab.paper import table_files
     from gaugelab.core import config
     from gaugelab.sensing import controls
 

@@ -209,7 +209,7 @@ def _caption(rows: list[dict]) -> str:
 
 
 def table_latex(rows: list[dict]) -> str:
-    from .tables import latex_text as tex
+    from .paper.tables import latex_text as tex
 
     cols = _columns(rows)
     lines = ["% The optimizer census, generated from the workflow's census files. Do not edit.",
@@ -231,7 +231,7 @@ CLASS = {"equivariant": "exact", "basis-dependent": "differs", "chaotic": "withi
 
 
 def table_html(rows: list[dict]) -> str:
-    from . import tables
+    from .paper import tables
 
     cols = _columns(rows)
     body = [[r["library"], r["optimizer"], *(str(r.get(c, "--")) for c in cols), r["overall"], r["reason"] or "--"]

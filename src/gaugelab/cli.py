@@ -8,7 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-from . import optim, symmetries, table_files
+from . import optim, symmetries
+from .paper import table_files
 from .sensing import controls, runner
 from .core import config as configuration
 from .core import records, runtime, sealed

@@ -11,7 +11,7 @@ each twin's *function* drifts from the base's. The parts, one job each:
 * :mod:`.runs`: one diagnosis (a report per testbed) and the diagnoses a workflow config asks for;
 * :mod:`.files` and :mod:`.summary`: the diagnosis file, and the rows of the table over many.
 
-The table and the figure are drawn by :mod:`gaugelab.tables` and :mod:`gaugelab.figures_twins`.
+The table and the figure are drawn by :mod:`gaugelab.paper.tables` and :mod:`gaugelab.paper.figures_twins`.
 Everything a caller uses is importable from here (``diagnose.run_all``, ``diagnose.verdict``...).
 """
 

@@ -36,7 +36,7 @@ def read_bundle(path) -> dict:
 def write(diagnosis: dict, json_path, figure_stem=None) -> list[str]:
     """Write the JSON report and, unless ``figure_stem`` is None, ``<stem>.<testbed>.pdf/.png``
     per testbed. Returns the paths written."""
-    from .. import figures, figures_twins  # matplotlib only where a figure is drawn
+    from ..paper import figures, figures_twins  # matplotlib only where a figure is drawn
 
     records.write_json(json_path, diagnosis)
     written = [str(json_path)]

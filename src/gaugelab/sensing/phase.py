@@ -139,7 +139,7 @@ def schedule_crossings(table: pd.DataFrame) -> dict[str, float]:
 def found(table: pd.DataFrame) -> dict:
     """The reproduced counterparts of Section 8's published values (published.SECTION8): the coarse
     grid's tau*, with d(tau) = rec_Muon - rec_GD at every tau in the note."""
-    from ..compare import Found
+    from ..paper.compare import Found
 
     m, g = rec_of(table, COARSE, cards.MUON), rec_of(table, COARSE, cards.GD)
     taus = sorted(set(m.index) & set(g.index))

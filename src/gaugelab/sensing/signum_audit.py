@@ -5,7 +5,7 @@ Signum only, float32, the Table 2 instances and seeds, every run all T steps (no
 
 - P1, mechanism diagnostics: cos, T = 4×10⁴, lr 3e-3; every 2000 steps rec, erank, the spectra of
   U's momentum, of its sign and of U's windowed displacement, the alignment of W's windowed change
-  with X*, and W's top four singular values (:func:`diagnostics`, testbed.train's observe hook).
+  with X*, and W's top four singular values (gaugelab.sensing.signum_diagnostics).
 - P2, horizon × schedule: T × {cos, lin} × lr, mean rec over seeds and each seed's.
 - P3, spectral tail: the phase diagram's targets (testbed.make_tail_instance), cos, T = 4×10⁴.
 
@@ -20,10 +20,9 @@ from __future__ import annotations
 import math
 
 import pandas as pd
-import torch
 
 from ..optim import cards
-from . import phase, testbed
+from . import phase
 
 SHAPES = {"cosine": "cos", "linear": "lin"}
 
@@ -57,50 +56,6 @@ def diagnostics_experiment(config: dict) -> dict:
             "strict": False, "early_stop": False, "budget": int(audit["long_budget"])}
 
 
-def _spectrum(x: torch.Tensor) -> tuple[float, float]:
-    """σ₁/σ₂ and the top-energy fraction σ₁²/Σσ² of a matrix (NaN for a zero matrix)."""
-    s = torch.linalg.svdvals(x.double())
-    energy = float((s * s).sum())
-    if energy == 0:
-        return math.nan, math.nan
-    return float(s[0] / s[1]) if s[1] > 0 else math.inf, float(s[0] ** 2) / energy
-
-
-class Diagnostics:
-    """testbed.train's observe hook for P1: one row per run every ``every`` steps (spec §12 P1).
-    The windowed quantities compare with the factors ``every`` steps earlier (at t = every, with
-    the initial ones)."""
-
-    def __init__(self, targets: list[torch.Tensor], seeds: list[int], factors0: torch.Tensor):
-        self.targets, self.seeds = targets, seeds
-        self.previous = {run: factors0[run].clone() for run in range(len(seeds))}
-        self.rows: list[dict] = []
-
-    def __call__(self, t: int, factors: torch.Tensor, runs: list[int], groups) -> None:
-        (rows, state), = groups  # one rule: signum, stacked (its momentum m is (B, 2, n, k))
-        momentum = state["m"][0]
-        for row, run in enumerate(runs):
-            u, v = factors[row, 0], factors[row, 1]
-            x = self.targets[run]
-            m = testbed.metrics(x, u[None], v[None])
-            w, w_before = u @ v.T, self.previous[run][0] @ self.previous[run][1].T
-            dw = (w - w_before).double()
-            ratio_m, top_m = _spectrum(momentum[row, 0])
-            ratio_s, top_s = _spectrum(torch.sign(momentum[row, 0]))
-            ratio_d, top_d = _spectrum(u - self.previous[run][0])
-            denom = float(torch.linalg.norm(dw) * torch.linalg.norm(x.double()))
-            sigma = torch.linalg.svdvals(w.double())[:4].tolist()
-            self.rows.append({
-                "seed": self.seeds[run], "step": t, "rec": float(m["rec"]), "erank": float(m["erank"]),
-                "momentum s1/s2": ratio_m, "momentum top energy": top_m,
-                "sign s1/s2": ratio_s, "sign top energy": top_s,
-                "dU s1/s2": ratio_d, "dU top energy": top_d,
-                "alignment dW.X*": float((dw * x.double()).sum()) / denom if denom else math.nan,
-                **{f"W s{i + 1}": value for i, value in enumerate(sigma)},
-            })
-            self.previous[run] = factors[row].clone()
-
-
 def horizon(summaries: dict[str, pd.DataFrame], runs: dict[str, pd.DataFrame], config: dict) -> pd.DataFrame:
     """P2 and P3 in one table: per arm and lr the mean rec over seeds, each seed's rec and whether
     every run executed all T steps (the audit has no early stop). ``runs``: each arm's run records
@@ -131,8 +86,8 @@ def consistency(table: pd.DataFrame, zoo_summary: pd.DataFrame, zoo_spread: dict
     """The audit's (T = ``budget``, cos, ``lr``) cell beside Table 2's signum row
     (published.SIGNUM_AUDIT), read against the ensemble of Table 2's cell (``zoo_spread``:
     sensing_quantities' spread of the zoo's signum cell at ``lr``)."""
-    from ..compare import Found
-    from ..published import SIGNUM_AUDIT
+    from ..paper.compare import Found
+    from ..paper.published import SIGNUM_AUDIT
 
     hit = table[(table["part"] == "P2") & (table["T"] == budget) & (table["anneal"] == "cos") & (table["lr"] == lr)]
     zoo = zoo_summary[(zoo_summary["method"] == cards.SIGNUM) & (zoo_summary["lr"] == lr)]
@@ -145,21 +100,3 @@ def consistency(table: pd.DataFrame, zoo_summary: pd.DataFrame, zoo_spread: dict
         note += "; a run stopped before T: not the no-early-stop run"
     return {SIGNUM_AUDIT[0].key: Found(float(hit["rec"].iloc[0]), f"signum_audit_T{budget}_cos, lr {lr:g}",
                                        note=note, **zoo_spread)}
-
-
-def run_diagnostics(config: dict, dtype: str = "float32", device: str = "cpu") -> tuple[pd.DataFrame, list[dict]]:
-    """P1: signum's runs of :func:`diagnostics_experiment`, one per seed as one batch, observed
-    every ``diagnose_every`` steps; the diagnostics and the runs' records."""
-    from . import runner
-    from ..core import runtime
-
-    audit, seeds = config["signum_audit"], list(config["seeds"])
-    exp = diagnostics_experiment(config)
-    dev = runtime.configure(device=device)
-    prepared = [runner.prepare(exp, seed, dtype, dev) for seed in seeds]
-    factors0 = torch.stack([torch.stack([u0, v0]) for _, u0, v0 in prepared])
-    observer = Diagnostics([inst.X for inst, _, _ in prepared], seeds, factors0)
-    recs = runner.run_batch("signum_audit_diagnostics", exp,
-                            [(cards.SIGNUM, seed, float(audit["diagnose_lr"]), 0.0) for seed in seeds],
-                            dtype=dtype, device=device, observe=observer, observe_every=int(audit["diagnose_every"]))
-    return pd.DataFrame(observer.rows), recs

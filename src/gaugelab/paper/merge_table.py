@@ -3,7 +3,7 @@ no torch, like every table."""
 
 from __future__ import annotations
 
-from .optim import cards
+from ..optim import cards
 from .tables import _html_table, _latex_table, latex_text
 
 COLUMNS = [  # (field, header, format)

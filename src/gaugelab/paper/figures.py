@@ -1,5 +1,5 @@
 """Figures in the paper's house style (spec: sensing.md §15), drawn from run records only; the paper's
-values (gaugelab.published, passed in by the scripts) appear as open markers beside them."""
+values (gaugelab.paper.published, passed in by the scripts) appear as open markers beside them."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from .sensing import dial, select  # noqa: E402
-from .core import sealed  # noqa: E402
-from .optim import cards  # noqa: E402
+from ..sensing import dial, select  # noqa: E402
+from ..core import sealed  # noqa: E402
+from ..optim import cards  # noqa: E402
 
 INK, MUTED, FAINT = "#1A1A1A", "#5A5A5A", "#9A9A9A"
 CLASS_COLOUR = {"eq": "#0072B2", "cw": "#D55E00"}

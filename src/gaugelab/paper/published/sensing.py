@@ -3,7 +3,7 @@ the dial. Each value as published.values says."""
 
 from __future__ import annotations
 
-from ..optim import cards
+from ...optim import cards
 from .values import Value, claim, count, printed_value
 
 # --- Section 5: Table 2, its classification counts and the convex reference row ---------------

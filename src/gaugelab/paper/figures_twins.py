@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import matplotlib.ticker
 from matplotlib.patches import Patch
 
-from .optim import cards
+from ..optim import cards
 from .figures import FAINT, MUTED, house_style, mark_published, published_handle, span
 
 

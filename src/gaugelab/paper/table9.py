@@ -13,8 +13,8 @@ import math
 import pandas as pd
 
 from . import compare, published
-from .optim import cards
-from .attention.configs import CONFIGS, LABELS, SHORT
+from ..optim import cards
+from ..attention.configs import CONFIGS, LABELS, SHORT
 from .tables import _html_table, drift_text, latex_text
 
 ORDER = cards.table9_order()  # Table 9's row order

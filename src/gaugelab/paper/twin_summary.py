@@ -11,10 +11,10 @@ import math
 import pandas as pd
 
 from . import published
-from .core import records
-from .optim import cards
+from ..core import records
+from ..optim import cards
 from .compare import Found
-from .attention.pairs import TWINS, Pair
+from ..attention.pairs import TWINS, Pair
 
 KEY = ["optimizer", "twin", "init_seed", "twin_seed", "sigma"]
 FLOOR = 1e-12  # dec(s) guard (§9.4)

@@ -17,9 +17,9 @@ import pandas as pd
 
 from . import published
 from .compare import DIFFERS, EXACT, WITHIN, Found
-from .optim import cards
-from .sensing import controls, select
-from .sensing import dial as dial_arms
+from ..optim import cards
+from ..sensing import controls, select
+from ..sensing import dial as dial_arms
 
 
 def sensitivity(runs: pd.DataFrame) -> pd.DataFrame:

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from . import table9, tables
-from .sensing import controls, select
-from .core import records
-from .optim import cards
+from ..sensing import controls, select
+from ..core import records
+from ..optim import cards
 
 
 def twin_summary(path):
@@ -63,7 +63,7 @@ def phase(selected: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, dict[str,
     """Section 8: the coarse grid per tau (each method's rec at lr*, the verdict, the train check)
     with tau*, and the schedule control per configuration with its two crossings; the files by
     the phase_tables rule's output names."""
-    from .sensing import phase as phase_diagram
+    from ..sensing import phase as phase_diagram
 
     grid, schedule = phase_diagram.phase_rows(selected), phase_diagram.schedule_rows(selected)
     star = phase_diagram.tau_star(selected)
@@ -199,10 +199,9 @@ def _init_scale(paths: list[str], cfg: dict) -> tuple[str, str]:
 
 
 def _nuclear_reference(paths: list[str], cfg: dict) -> tuple[str, str]:
-    from .sensing import nuclear  # torch: only this table reads solver records
-
     order = {seed: i for i, seed in enumerate(cfg["seeds"])}  # the rows in the config's seed order
-    runs = sorted((nuclear.read(p) for p in paths), key=lambda r: (order.get(r["seed"], len(order)), r["seed"]))
+    runs = sorted((records.load(p, records.CONVEX_SCHEMA) for p in paths),
+                  key=lambda r: (order.get(r["seed"], len(order)), r["seed"]))
     return nuclear_reference(runs)[1:]
 
 

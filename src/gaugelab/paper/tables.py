@@ -8,8 +8,8 @@ import re
 
 import pandas as pd
 
-from .sensing import select
-from .optim import cards
+from ..sensing import select
+from ..optim import cards
 
 
 def fmt(value: float, digits: int) -> str:

@@ -11,8 +11,8 @@ import re
 import pandas as pd
 
 from . import compare, tables
-from .core import records
-from .optim import cards
+from ..core import records
+from ..optim import cards
 
 _QUANTITY = {
     "lr": "η*", "rec": "rec", "erank": "erank", "count": "count", "gap": "gap", "holds": "holds",

@@ -40,5 +40,5 @@ report: landing_page()
 rule all:
     default_target: True
     input:
-        DEFAULT_TARGETS,
+        default_targets,
         opt_in_products,

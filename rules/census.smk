@@ -63,11 +63,3 @@ rule census:
         rules.census_table.output,
     message:
         "Optimizer census (table)"
-
-
-# Once the census has run, the default target keeps its table, so `snakemake --report` shows it.
-DEFAULT_TARGETS.extend(
-    rules.census_table.output
-    if all(Path(f"results/census/{library}.json").exists() for library in config["census"]["libraries"])
-    else []
-)

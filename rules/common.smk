@@ -54,10 +54,6 @@ except (gaugelab_config.ConfigError, gaugelab_runtime.NumericsError) as error:
 SENSING = gaugelab_controls.sensing_experiments(config)
 SENSING_EXPERIMENTS = list(SENSING)
 
-# Extension points: each rules file appends its comparison part (a CSV of published-vs-reproduced
-# rows) and the products its family contributes to the default target.
-COMPARISON_PARTS = []
-DEFAULT_TARGETS = []
 # Opt-in targets (`snakemake section8`): target -> its comparison part, its products and its
 # sensing experiments. Once it has run (its part exists) or when it is asked for, its rows join
 # the comparison, its records the numerics table and its products `rule all` and the report.
@@ -71,7 +67,34 @@ def opt_in_ran():
 
 
 def comparison_parts(wildcards):
-    return COMPARISON_PARTS + [OPT_IN[target]["part"] for target in opt_in_ran()]
+    """Every family's part of the comparison (a CSV of published-vs-reproduced rows), in the
+    paper's order, and the parts of the opt-in targets that ran."""
+    parts = [
+        "results/zoo/comparison.csv",
+        *[f"results/controls/{control}_comparison.csv" for control in CONTROL_TABLES],
+        "results/twins/comparison.csv",
+        "results/table9/comparison.csv",
+        "results/dial/comparison.csv",
+    ]
+    return parts + [OPT_IN[target]["part"] for target in opt_in_ran()]
+
+
+def default_targets(wildcards=None):
+    """The default target, family by family in the paper's order: the one list `rule all`, the
+    report's landing page and the appendix read. The census's table joins once the census has run
+    (`snakemake census`), so the report shows it."""
+    census_ran = all(Path(f"results/census/{library}.json").exists() for library in config["census"]["libraries"])
+    return [
+        *rules.zoo.input,
+        *rules.zoo_controls.input,
+        *rules.twins.input,
+        *rules.table9.output,
+        *rules.dial.input,
+        *rules.diagnose.input,
+        *(rules.census_table.output if census_ran else []),
+        *rules.comparison.output,
+        *rules.report_pages.output,
+    ]
 
 
 def opt_in_products(wildcards=None):

@@ -250,7 +250,6 @@ rule classification:
 
 
 # Published versus reproduced, one part per control, with the sensitivity of its cells ----------
-COMPARISON_PARTS.extend(f"results/controls/{control}_comparison.csv" for control in CONTROL_TABLES)
 
 
 rule control_comparison:
@@ -334,6 +333,3 @@ rule zoo_controls:
         rules.classification.output,
     message:
         "Section 5's controls and Table 2's reference row"
-
-
-DEFAULT_TARGETS.extend(rules.zoo_controls.input)

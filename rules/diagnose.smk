@@ -106,6 +106,3 @@ rule diagnose:
         DIAGNOSE_FIGURES,
     message:
         "Equivariance diagnostic (table and figures)"
-
-
-DEFAULT_TARGETS.extend(rules.diagnose.input)

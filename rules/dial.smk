@@ -98,9 +98,6 @@ rule dial_figure:
         "../scripts/dial_figure.py"
 
 
-COMPARISON_PARTS.append("results/dial/comparison.csv")
-
-
 rule dial_comparison:
     input:
         envelope="results/dial/envelope.csv",
@@ -129,6 +126,3 @@ rule dial:
         "results/dial/comparison.csv",
     message:
         "Section 7: the Adam-p dial (table, figure, comparison)"
-
-
-DEFAULT_TARGETS.extend(rules.dial.input)

@@ -64,7 +64,7 @@ rule report_pages:
     conda:
         "../envs/gaugelab.yaml"
     params:
-        products=lambda w: [str(p) for p in DEFAULT_TARGETS + opt_in_products()],
+        products=lambda w: [str(p) for p in default_targets() + opt_in_products()],
     message:
         "The report's landing page (the verdict first) and the reproduction appendix"
     script:
@@ -74,7 +74,7 @@ rule report_pages:
 rule appendix:
     input:
         tex="results/paper/appendix.tex",
-        products=lambda w: [str(p) for p in DEFAULT_TARGETS if str(p).endswith((".tex", ".pdf"))],
+        products=lambda w: [str(p) for p in default_targets() if str(p).endswith((".tex", ".pdf"))],
         set_aside=checked_files("results/paper/appendix.pdf"),
     output:
         "results/paper/appendix.pdf",
@@ -86,7 +86,3 @@ rule appendix:
         "The reproduction appendix as a PDF (needs pdflatex)"
     script:
         "../scripts/appendix.py"
-
-
-DEFAULT_TARGETS.extend(rules.comparison.output)  # every family's rows, merged
-DEFAULT_TARGETS.extend(rules.report_pages.output)

@@ -137,9 +137,6 @@ rule table9:
         "../scripts/table9.py"
 
 
-COMPARISON_PARTS.append("results/table9/comparison.csv")
-
-
 rule table9_comparison:
     input:
         step1=[gaugelab_float64.step1_path(model) for model in T9["configs"]],
@@ -162,9 +159,6 @@ rule gpu:
         T9_FULL,
     message:
         "Table 9: every full-length float64 pair (GPU jobs); rerun the default target afterwards to tabulate them"
-
-
-DEFAULT_TARGETS.extend(rules.table9.output)
 
 
 # --- EXTENSION (attention.md §13): per-head Procrustes merging of float64 twins ----------------

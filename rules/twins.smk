@@ -5,9 +5,7 @@
 # What determines a run; the run sets and the D.5 threshold do not, so editing them reruns nothing.
 TWIN_SETTINGS = {k: v for k, v in config["twins"].items() if k not in ("sets", "tau_decades")}
 # The distinct pairs of every run set, grouped by the copy 1 they share (optimizer × init seed).
-TWIN_BASES = gaugelab_pairs.by_base(
-    gaugelab_twin_summary.unique_pairs(gaugelab_twin_summary.sets_of(config["twins"]))
-)
+TWIN_BASES = gaugelab_pairs.by_base(gaugelab_twin_summary.unique_pairs(gaugelab_twin_summary.sets_of(config["twins"])))
 
 
 # One job per copy 1: it trains that copy once, beside copy 2 of every pair that shares it, as
@@ -148,9 +146,6 @@ rule figure2:
         "../scripts/figure2.py"
 
 
-COMPARISON_PARTS.append("results/twins/comparison.csv")
-
-
 rule twins_comparison:
     input:
         "results/twins/pairs.csv",
@@ -177,6 +172,3 @@ rule twins:
         "results/twins/comparison.csv",
     message:
         "Section 6 and Appendix D.5: Table 3, Figure 2, the D.5 table and their comparison"
-
-
-DEFAULT_TARGETS.extend(rules.twins.input)

@@ -3,8 +3,6 @@
 # (vector PDF and a PNG twin shown inline in the report) and their published-versus-reproduced part.
 # Every cell comes from the run records.
 
-COMPARISON_PARTS.append("results/zoo/comparison.csv")
-
 
 rule table2:
     input:
@@ -82,6 +80,3 @@ rule zoo:
         "results/zoo/comparison.csv",
     message:
         "Section 5: Table 2, Figure 1 and their comparison"
-
-
-DEFAULT_TARGETS.extend(rules.zoo.input)

@@ -13,7 +13,7 @@ zoo, the attention twins and the property tests (spec: sensing.md §3, identitie
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 from torch import Tensor
@@ -109,11 +109,18 @@ def scalar_adam(beta1: float = BETA1, beta2: float = BETA2, eps: float = EPS) ->
                 {"beta1": beta1, "beta2": beta2, "eps": eps})
 
 
+# The quintic's coefficients (a, b, c) in X <- a X + (b S + c S^2) X, S = X X^T: Keller Jordan's
+# Muon (2024), chosen so that five steps drive every singular value of a unit-norm matrix into
+# about [0.7, 1.2] as fast as possible, not to converge to exactly 1: the output approximates the
+# polar factor U V^T of B = U S V^T, with singular values not exactly 1 (spec: sensing.md §3.4).
 NS_COEFFS = (3.4445, -4.7750, 2.0315)
 
 
 def newton_schulz(b: Tensor, steps: int = 5) -> Tensor:
-    """Muon's quintic Newton–Schulz map on the last two dimensions, in the input's dtype."""
+    """Muon's quintic Newton–Schulz map on the last two dimensions, in the input's dtype: X = B /
+    (||B||_F + 1e-7), the 1e-7 outside the norm so a zero buffer maps to zero; a tall matrix is
+    transposed so S = X X^T is the smaller Gram matrix; no shape-dependent rescaling, so lr is the
+    raw spectral step."""
     a, bb, c = NS_COEFFS
     x = b / (torch.linalg.matrix_norm(b, keepdim=True) + 1e-7)
     tall = x.shape[-2] > x.shape[-1]
@@ -144,32 +151,49 @@ def muon(beta: float = 0.9, ns_steps: int = 5) -> Rule:
                 {"beta": beta, "ns_steps": ns_steps}, batching="matrix")
 
 
-def muon_hybrid(matrix: Sequence[bool], lr_aux: float = 1e-3, beta: float = 0.9, ns_steps: int = 5,
-                beta1: float = BETA1, beta2: float = BETA2, eps: float = EPS) -> Rule:
-    """The attention twins' Muon (Section 6; spec attention.md §6.2): :func:`muon` on the
-    parameters flagged in ``matrix`` (B <- 0.9 B + g; delta = -lr NS5(B)), :func:`adam` at the
-    fixed ``lr_aux`` on the others (embeddings, positions, gains, head), one shared counter t.
-    ``matrix[i]`` flags the i-th parameter of the list the rule is called with. Not in the
-    registry: it needs the model's partition."""
-    flags = list(matrix)
-    ns, aux = muon(beta, ns_steps), adam(beta1, beta2, eps)
+def partition(rules: dict[str, Rule], labels: Sequence[str], fixed_lr: dict[str, float] | None = None,
+              name: str = "partition") -> Rule:
+    """A partition of the parameters over rules, as optax's ``multi_transform``: parameter i is
+    updated by ``rules[labels[i]]`` with that rule's own state (its keys prefixed ``<label>.``); a
+    label in ``fixed_lr`` runs at its fixed lr, the others at the step's; one shared counter t.
+    Each rule sees only its own parameters, in their order, so its update is what it would be alone."""
+    labels = list(labels)
+    fixed = dict(fixed_lr or {})
 
-    def split(xs):
-        return [x for x, f in zip(xs, flags) if f], [x for x, f in zip(xs, flags) if not f]
+    def own(xs, label):
+        return [x for x, mine in zip(xs, labels) if mine == label]
 
     def init(params):
-        mats, rest = split(params)
-        return {**ns.init(mats), **aux.init(rest)}  # keys "b" (matrices) and "m", "v" (the rest)
+        return {f"{label}.{key}": value
+                for label, rule in rules.items() for key, value in rule.init(own(params, label)).items()}
 
     def update(grads, state, lr, t):
-        mats, rest = split(grads)
-        d_mat, s_mat = ns.update(mats, {"b": state["b"]}, lr, t)
-        d_rest, s_rest = aux.update(rest, {"m": state["m"], "v": state["v"]}, lr_aux, t)
-        d_mat, d_rest = iter(d_mat), iter(d_rest)
-        return [next(d_mat) if f else next(d_rest) for f in flags], {**s_mat, **s_rest}
+        deltas, new = {}, {}
+        for label, rule in rules.items():
+            mine = {key.partition(".")[2]: value for key, value in state.items() if key.partition(".")[0] == label}
+            step, after = rule.update(own(grads, label), mine, fixed.get(label, lr), t)
+            deltas[label] = iter(step)
+            new.update({f"{label}.{key}": value for key, value in after.items()})
+        return [next(deltas[label]) for label in labels], new
 
-    return Rule("muon_hybrid", True, init, update,
-                {"lr_aux": lr_aux, "beta": beta, "ns_steps": ns_steps, "beta1": beta1, "beta2": beta2, "eps": eps})
+    hparams = {label: rule.hparams for label, rule in rules.items()} | {"fixed_lr": fixed}
+    return Rule(name, all(rule.equivariant for rule in rules.values()), init, update, hparams)
+
+
+def muon_hybrid(matrix: Sequence[bool], lr_aux: float = 1e-3, beta: float = 0.9, ns_steps: int = 5,
+                beta1: float = BETA1, beta2: float = BETA2, eps: float = EPS) -> Rule:
+    """The attention twins' Muon (Section 6; spec attention.md §6.2): a :func:`partition` of
+    :func:`muon` on the parameters flagged in ``matrix`` (the attention and MLP matrices; B <- 0.9 B
+    + g; delta = -lr NS5(B)) and :func:`adam` at the fixed ``lr_aux`` on the others (embeddings,
+    positions, gains, head), as Muon is used in practice: its orthogonalised step is defined for
+    matrices only. ``matrix[i]`` flags the i-th parameter of the list the rule is called with. Not
+    in the registry: it needs the model's partition."""
+    labels = ["matrix" if flag else "other" for flag in matrix]
+    hybrid = partition({"matrix": muon(beta, ns_steps), "other": adam(beta1, beta2, eps)}, labels,
+                       fixed_lr={"other": lr_aux}, name="muon_hybrid")
+    # equivariant as the twins need it: the head gauge acts on W_Q and W_K only, which Muon updates
+    return replace(hybrid, equivariant=True, hparams={"lr_aux": lr_aux, "beta": beta, "ns_steps": ns_steps,
+                                                      "beta1": beta1, "beta2": beta2, "eps": eps})
 
 
 # The attention twins' optimizers (cards.twin_optimizers) as the twins run them (Section 6;

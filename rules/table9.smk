@@ -18,7 +18,7 @@ T9 = config["table9"]
 T9_PAIRS = gaugelab_float64.pairs_of(T9["pairs"])
 # What determines a run besides its key, step budget and device; the merge block and the lists
 # of configurations and pairs do not (a full-length job reruns only when its own inputs change).
-T9_SETTINGS = {k: T9[k] for k in ("dtype", "momentum", "lr", "lr_aux")}
+T9_SETTINGS = gaugelab_float64.job_settings(T9)
 
 
 T9_FULL = gaugelab_float64.full_run_paths(T9["configs"], T9_PAIRS)

@@ -3,7 +3,7 @@
 # companion, the D.5 table, Figure 2 and the published-versus-reproduced rows.
 
 # What determines a run; the run sets and the D.5 threshold do not, so editing them reruns nothing.
-TWIN_SETTINGS = {k: v for k, v in config["twins"].items() if k not in ("sets", "tau_decades")}
+TWIN_SETTINGS = gaugelab_twins.job_settings(config["twins"])
 # The distinct pairs of every run set, grouped by the copy 1 they share (optimizer × init seed).
 TWIN_BASES = gaugelab_pairs.by_base(gaugelab_twin_summary.unique_pairs(gaugelab_twin_summary.sets_of(config["twins"])))
 

@@ -311,7 +311,7 @@ def test_the_step1_bundle_from_its_copy_1_parts_is_the_whole_subsets(tmp_path):
 
     model = "f64-mod47-L2d64h4"
     t9 = load(SMOKE)["table9"]
-    settings = {k: t9[k] for k in ("dtype", "momentum", "lr", "lr_aux")}  # the rules' T9_SETTINGS
+    settings = float64.job_settings(t9)  # the rules' T9_SETTINGS
     subprocess.run([*SNAKEMAKE, float64.step1_path(model), "--directory", str(tmp_path), "--cores", "2",
                     "--configfile", str(SMOKE)], check=True, capture_output=True)
     parts = sorted(p.name for p in (tmp_path / "results/runs/table9_step1" / model).iterdir())

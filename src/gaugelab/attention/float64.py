@@ -223,6 +223,16 @@ def record(cfg: ModelConfig, pair: Pair, settings: dict, *, steps: int, steps_do
         provenance=provenance(cfg.name, pair, settings, steps))
 
 
+RUN_SETTINGS = ("dtype", "momentum", "lr", "lr_aux")  # the table9 block's keys a run's numbers depend on
+
+
+def job_settings(block: dict) -> dict:
+    """The settings of the ``table9`` block a Table 9 job is given (:data:`RUN_SETTINGS`): the
+    lists of configurations and pairs, the device and the merge block determine no run's numbers.
+    The rules pass these, and :func:`run_settings` narrows them to one optimizer's."""
+    return {k: block[k] for k in RUN_SETTINGS}
+
+
 def run_settings(model: str, settings: dict, optimizer: str) -> dict:
     """Every setting of the ``table9`` block that determines one optimizer's pairs of one
     configuration (the other learning rates, the lists of configurations and pairs, the device

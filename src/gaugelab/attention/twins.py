@@ -182,10 +182,20 @@ def train_base(pairs: list[Pair], settings: dict, *, threads: int | None = None,
     return out
 
 
+NOT_RUN_SETTINGS = ("sets", "tau_decades")  # which pairs run, and the D.5 threshold: no run's numbers
+
+
+def job_settings(block: dict) -> dict:
+    """The settings of the ``twins`` block a twin job is given: every key but those that
+    determine no run's numbers (:data:`NOT_RUN_SETTINGS`), so editing those reruns nothing. The
+    rules pass these, and :func:`run_settings` narrows them to one optimizer's."""
+    return {k: v for k, v in block.items() if k not in NOT_RUN_SETTINGS}
+
+
 def run_settings(settings: dict, optimizer: str) -> dict:
     """Every setting of the ``twins`` block that determines one optimizer's pairs (the other
     optimizers' learning rates, the run sets and the D.5 threshold do not)."""
-    out = {k: v for k, v in settings.items() if k not in ("lr", "lr_aux", "sets", "tau_decades")}
+    out = {k: v for k, v in job_settings(settings).items() if k not in ("lr", "lr_aux")}
     out["lr"] = float(settings["lr"][optimizer])
     if cards.card(optimizer).lr_aux:
         out["lr_aux"] = float(settings["lr_aux"])

@@ -11,11 +11,12 @@ import pytest
 import torch
 import yaml
 
-from gaugelab import diagnose, figures, figures_twins, optim, tables
+from gaugelab import figures, figures_twins, optim, tables
 from gaugelab.core import config, portable
 from gaugelab.core.runtime import set_threads
 from gaugelab.optim import cards
 from gaugelab.sensing import runner, select
+from gaugelab.tools import diagnose
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "src" / "gaugelab" / "data" / "config.schema.yaml"

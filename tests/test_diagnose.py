@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from gaugelab import cli, diagnose, optim, tables
+from gaugelab import cli, optim, tables
 from gaugelab.core import records, runtime
+from gaugelab.tools import diagnose
 
 STEPS = 20  # enough for every verdict but "chaotic", which needs its chaos to saturate
 

@@ -1,9 +1,9 @@
 # The optimizer census (docs/audit.md): every optimizer of torch.optim and of
 # pytorch-optimizer through the twin triplet at its library defaults, on the sensing testbed and
-# one real model (its symmetries found by gaugelab.audit), and the table of verdicts. Opt-in:
+# one real model (its symmetries found by gaugelab.tools.audit), and the table of verdicts. Opt-in:
 # `snakemake census --cores 2` (one job per library); not part of the default target.
 
-from gaugelab import census as gaugelab_census
+from gaugelab.tools import census as gaugelab_census
 
 
 # Census: one library's optimizers, one JSON record

@@ -2,7 +2,7 @@
 # registry and PyTorch's built-ins through the gauge, A = I and noise twins, a verdict per testbed,
 # a drift figure per diagnosis and the table "which optimizers respect the gauge".
 
-from gaugelab import diagnose as gaugelab_diagnose
+from gaugelab.tools import diagnose as gaugelab_diagnose
 
 DIAGNOSE_PLAN = gaugelab_diagnose.plan(config["diagnose"])
 

@@ -5,7 +5,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import census  # noqa: E402
+from gaugelab.tools import census  # noqa: E402
 from gaugelab.core import records  # noqa: E402
 
 p = snakemake.params

@@ -7,7 +7,7 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 import pandas as pd  # noqa: E402
 
-from gaugelab import census  # noqa: E402
+from gaugelab.tools import census  # noqa: E402
 from gaugelab.core import records, sealed  # noqa: E402
 
 sealed.made_from_job(snakemake)  # the seal of every file it writes names its inputs

@@ -5,9 +5,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import diagnose  # noqa: E402
 from gaugelab.paper import figures, figures_twins  # noqa: E402
 from gaugelab.core import sealed  # noqa: E402
+from gaugelab.tools import diagnose  # noqa: E402
 
 sealed.made_from_job(snakemake)  # the seal of every file it writes names its inputs
 

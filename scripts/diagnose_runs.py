@@ -5,7 +5,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))  # works without an install too
 sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by line: `tail -f` follows a job
 
-from gaugelab import diagnose  # noqa: E402
+from gaugelab.tools import diagnose  # noqa: E402
 
 s = snakemake.params.settings
 for (label, item), path in zip(snakemake.params.plan.items(), snakemake.output):

@@ -12,8 +12,9 @@ import subprocess
 import pytest
 import torch
 
-from gaugelab import audit, census, cli, diagnose, symmetries
+from gaugelab import cli
 from gaugelab.core import records, runtime
+from gaugelab.tools import audit, census, diagnose, symmetries
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # models come from small configs, never the Hub
 STEPS = 5
@@ -162,8 +163,8 @@ def test_bad_model_specs_are_clear_errors():
 
 def test_command_line_writes_a_valid_record(tmp_path, capsys):
     out = tmp_path / "audit.json"
-    assert cli.main(["audit", "--model", "gaugelab.audit_models:lora", "--optimizer", "torch.optim:SGD", "--lr", "0.01",
-                     "--steps", "3", "-o", str(out)]) == 0
+    assert cli.main(["audit", "--model", "gaugelab.tools.audit_models:lora", "--optimizer", "torch.optim:SGD",
+                     "--lr", "0.01", "--steps", "3", "-o", str(out)]) == 0
     record = records.load(out, records.AUDIT_SCHEMA)
     assert audit.verdicts(record) == {"lora": "equivariant"}
     assert "lora: equivariant" in capsys.readouterr().out

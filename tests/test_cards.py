@@ -11,12 +11,13 @@ import pytest
 import torch
 import yaml
 
-from gaugelab import diagnose, optim
+from gaugelab import optim
 from gaugelab.paper import figures, figures_twins, tables
 from gaugelab.core import config, portable
 from gaugelab.core.runtime import set_threads
 from gaugelab.optim import cards
 from gaugelab.sensing import runner, select
+from gaugelab.tools import diagnose
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "src" / "gaugelab" / "data" / "config.schema.yaml"

@@ -25,7 +25,7 @@ def no_training(monkeypatch):
     def started(*args, **kwargs):
         raise AssertionError("training started")
 
-    from gaugelab import diagnose
+    from gaugelab.tools import diagnose
     from gaugelab.attention import twins
     from gaugelab.sensing import runner
     for module, name in [(runner, "run_cells"), (twins, "train_pair"), (diagnose, "run_all"),
@@ -137,7 +137,7 @@ def test_a_bad_value_is_refused_in_one_line(argv, message, tmp_path, capsys):
 ])
 def test_an_option_the_optimizer_rejects_is_refused_before_training(option, message, tmp_path, capsys, monkeypatch):
     """The diagnostic builds each copy's optimizer before its first step; a bad option fails there."""
-    from gaugelab.diagnose import triplet
+    from gaugelab.tools.diagnose import triplet
 
     monkeypatch.undo()  # run_all itself, with the triplet's training replaced
     monkeypatch.setattr(triplet, "checkpoints", lambda steps: pytest.fail("training started"))

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from gaugelab import cli, diagnose, optim
+from gaugelab import cli, optim
 from gaugelab.paper import tables
 from gaugelab.core import records, runtime
+from gaugelab.tools import diagnose
 
 STEPS = 20  # enough for every verdict but "chaotic", which needs its chaos to saturate
 

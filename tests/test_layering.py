@@ -15,7 +15,7 @@ import pytest
 
 SOURCE = Path(__file__).resolve().parents[1] / "src" / "gaugelab"
 
-LAYERS = (("core",), ("optim",), ("sensing", "attention"), ("paper",))  # bottom up; a tuple holds siblings
+LAYERS = (("core",), ("optim",), ("sensing", "attention"), ("paper",), ("tools",))  # bottom up; siblings share a tuple
 FOLDERS = [folder for level in LAYERS for folder in level]
 
 # (importer, imported) pairs against the layers that a later step removes, each with its reason.
@@ -25,7 +25,7 @@ PENDING = {
     ("gaugelab.core.config", "gaugelab.sensing.controls"),
     ("gaugelab.core.config", "gaugelab.sensing.dial"),
     ("gaugelab.core.config", "gaugelab.sensing.phase"),
-    ("gaugelab.core.config", "gaugelab.diagnose"),
+    ("gaugelab.core.config", "gaugelab.tools.diagnose"),
     # Section 8's and App. D.10's published values read from their tables (phase.found,
     # signum_audit.consistency: {published key: compare.Found}): per-section quantities, which
     # belong beside sensing_quantities' in `paper` and move with it (moved into sensing_quantities

@@ -8,14 +8,14 @@ import os
 import sys
 from pathlib import Path
 
-from . import optim, symmetries
-from .paper import table_files
-from .sensing import controls, runner
-from .core import config as configuration
-from .core import records, runtime, sealed
-from .optim import cards
+from . import optim
 from .attention import configs
 from .attention.pairs import Pair
+from .core import config as configuration, records, runtime, sealed
+from .optim import cards
+from .paper import table_files
+from .sensing import controls, runner
+from .tools import symmetries
 
 
 class UsageError(SystemExit):
@@ -206,7 +206,7 @@ def _options(items: list[str] | None) -> dict:
 
 
 def _diagnose(args: argparse.Namespace) -> int:
-    from . import diagnose
+    from .tools import diagnose
 
     options = _options(args.option)
     configuration.validate({"diagnose": {"steps": args.steps, "lr": args.lr, "dtype": args.dtype}})
@@ -226,7 +226,7 @@ def _diagnose(args: argparse.Namespace) -> int:
 def _audit(args: argparse.Namespace) -> int:
     import re
 
-    from . import audit, diagnose
+    from .tools import audit, diagnose
 
     options = _options(args.option)
     label = re.sub(r"[^A-Za-z0-9_.-]", "_", args.model.replace(":", "_"))
@@ -357,7 +357,7 @@ def parser() -> argparse.ArgumentParser:
     b.set_defaults(func=_table)
     d = sub.add_parser("diagnose", help="put an optimizer through the twin triplet (gauge, A=I, noise) -> verdict",
                        description="Verdicts and thresholds: see docs/diagnose.md and the docstring of "
-                                   "gaugelab.diagnose.verdicts.")
+                                   "gaugelab.tools.diagnose.verdicts.")
     d.add_argument("--optimizer", required=True,
                    help="a registry name (adam, muon, ...) or package.module:Attr (a torch.optim.Optimizer "
                         "subclass, a factory returning one, or a gaugelab.optim.Rule)")
@@ -370,7 +370,7 @@ def parser() -> argparse.ArgumentParser:
     d.set_defaults(func=_diagnose)
     # audit opens as diagnose does (a parser, its description, --optimizer): the same form, its own texts.
     a = sub.add_parser("audit", help="find a model's gauge symmetries and put an optimizer through the triplet on each",
-                       description="Model SPEC, verdicts and thresholds: see docs/audit.md and gaugelab.audit.")
+                       description="Model SPEC, verdicts and thresholds: see docs/audit.md and gaugelab.tools.audit.")
     a.add_argument("--model", required=True,
                    help="a built-in (mha, mha-biased, encoder, gpt2, llama, lora) or package.module:factory "
                         "returning (model, batch[, loss_fn])")
@@ -430,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run a subcommand. A user error is one line on stderr, ``gaugelab: <message>``, and exit
     status 2, never a traceback: argparse's and :class:`UsageError` leave through SystemExit, a
     configuration, numerics-contract or diagnostic error returns 2."""
-    from .diagnose import DiagnoseError
+    from .tools.diagnose import DiagnoseError
 
     args = parser().parse_args(argv)
     try:

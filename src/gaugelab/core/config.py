@@ -228,7 +228,7 @@ def _optimizers(settings: dict):
     torch (and the optimizers' modules), so it runs only here, not when this module loads."""
     import torch
 
-    from .. import diagnose  # against the layers: tests/test_layering.py's PENDING
+    from ..tools import diagnose  # against the layers: tests/test_layering.py's PENDING
 
     listed = settings.get("optimizers", [])
     try:

@@ -9,7 +9,7 @@ from typing import Protocol
 import torch
 from torch import Tensor
 
-from .. import optim
+from ... import optim
 
 
 class Stepper(Protocol):

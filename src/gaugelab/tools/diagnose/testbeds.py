@@ -17,12 +17,12 @@ from typing import Protocol
 import torch
 from torch import Tensor
 
-from ..attention import harness, tasks, transformer
-from ..core import gauge
-from ..sensing import runner, testbed
-from ..core import portable
+from ...attention import harness, tasks, transformer
+from ...core import gauge
+from ...sensing import runner, testbed
+from ...core import portable
 from .errors import DiagnoseError
-from ..attention import configs
+from ...attention import configs
 
 NOISE_SEED = 888
 GAUGE_SEED = 777

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from .. import optim
+from ... import optim
 from .errors import DiagnoseError
 from .steppers import RuleStepper, Stepper, TorchStepper
 

@@ -23,7 +23,7 @@ Detection knows ``nn.MultiheadAttention`` (fused ``in_proj_weight`` or separate 
 ``bias_k``), GPT-2-style fused ``c_attn``/``c_proj`` (Conv1D), separate ``q_proj``/``k_proj``/
 ``v_proj``/``o_proj`` (LLaMA and the like, RoPE when the model has a rotary embedding, qk-norm
 when the attention has ``q_norm``/``k_norm``) and ``lora_A``/``lora_B`` pairs (plain or peft's
-per-adapter dicts). :mod:`gaugelab.audit` verifies every candidate numerically.
+per-adapter dicts). :mod:`gaugelab.tools.audit` verifies every candidate numerically.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from .core import gauge
-from .core import portable
+from ..core import gauge
+from ..core import portable
 
 
 @dataclass(frozen=True)
@@ -291,7 +291,7 @@ NAMES = ("qk", "qk+bias", "qk-rope", "vo", "vo+bias", "lora")
 
 def candidates(model: nn.Module) -> list[Candidate]:
     """Every symmetry the structure suggests, weight-only first; biases, RoPE and qk-norm are
-    named as the reason a candidate may fail (:mod:`gaugelab.audit` measures it)."""
+    named as the reason a candidate may fail (:mod:`gaugelab.tools.audit` measures it)."""
     heads = attention_modules(model)
     out: list[Candidate] = []
     if heads:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import torch
 
 from collections.abc import Sequence
-from .. import optim
-from ..core import runtime
+from ... import optim
+from ...core import runtime
 from .errors import DiagnoseError
 from .files import SCHEMA, bundle, provenance
 from .optimizers import label_of, resolve

@@ -21,8 +21,8 @@ import math
 
 import torch
 
-from ..attention import harness
-from ..core import progress
+from ...attention import harness
+from ...core import progress
 from .errors import DiagnoseError
 from .optimizers import OptimizerSpec
 from .testbeds import Testbed

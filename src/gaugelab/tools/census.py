@@ -1,6 +1,6 @@
-"""The optimizer census: every optimizer of a library through the triplet, on the
-sensing testbed (:mod:`gaugelab.diagnose`) and one real model (:mod:`gaugelab.audit`), with each
-library's own default settings.
+"""The optimizer census: every optimizer of a library through the triplet, on the sensing
+testbed (:mod:`gaugelab.tools.diagnose`) and one real model (:mod:`gaugelab.tools.audit`), with
+each library's own default settings.
 
 Libraries: ``torch`` (every :class:`torch.optim.Optimizer` subclass in ``torch.optim``) and
 ``pytorch_optimizer`` (every name of its ``get_supported_optimizers()``). An optimizer that
@@ -22,7 +22,7 @@ import time
 import torch
 
 from . import audit, diagnose
-from .core import records
+from ..core import records
 
 SCHEMA = records.CENSUS_SCHEMA
 LIBRARIES = ("torch", "pytorch_optimizer")
@@ -209,7 +209,7 @@ def _caption(rows: list[dict]) -> str:
 
 
 def table_latex(rows: list[dict]) -> str:
-    from .paper.tables import latex_text as tex
+    from ..paper.tables import latex_text as tex
 
     cols = _columns(rows)
     lines = ["% The optimizer census, generated from the workflow's census files. Do not edit.",
@@ -231,7 +231,7 @@ CLASS = {"equivariant": "exact", "basis-dependent": "differs", "chaotic": "withi
 
 
 def table_html(rows: list[dict]) -> str:
-    from .paper import tables
+    from ..paper import tables
 
     cols = _columns(rows)
     body = [[r["library"], r["optimizer"], *(str(r.get(c, "--")) for c in cols), r["overall"], r["reason"] or "--"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..core import records
+from ...core import records
 from .optimizers import source_of
 
 SCHEMA = records.DIAGNOSE_SCHEMA
@@ -36,7 +36,7 @@ def read_bundle(path) -> dict:
 def write(diagnosis: dict, json_path, figure_stem=None) -> list[str]:
     """Write the JSON report and, unless ``figure_stem`` is None, ``<stem>.<testbed>.pdf/.png``
     per testbed. Returns the paths written."""
-    from ..paper import figures, figures_twins  # matplotlib only where a figure is drawn
+    from ...paper import figures, figures_twins  # matplotlib only where a figure is drawn
 
     records.write_json(json_path, diagnosis)
     written = [str(json_path)]

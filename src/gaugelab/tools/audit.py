@@ -1,10 +1,10 @@
 """Audit a real model and an optimizer for basis dependence: the triplet of
-:mod:`gaugelab.diagnose`, applied to every gauge symmetry the model has.
+:mod:`gaugelab.tools.diagnose`, applied to every gauge symmetry the model has.
 
 ``gaugelab audit --model SPEC --optimizer SPEC`` finds the symmetry candidates from the model's
-structure (:mod:`gaugelab.symmetries`), verifies each numerically, and trains the triplet (gauge,
-A = I and noise twins, each with its own optimizer) for every one that holds. Verdicts,
-thresholds and the optimizer SPEC are :mod:`gaugelab.diagnose`'s, unchanged.
+structure (:mod:`gaugelab.tools.symmetries`), verifies each numerically, and trains the triplet
+(gauge, A = I and noise twins, each with its own optimizer) for every one that holds. Verdicts,
+thresholds and the optimizer SPEC are :mod:`gaugelab.tools.diagnose`'s, unchanged.
 
 Model SPEC: a built-in name (:data:`BUILTINS`) or ``package.module:factory``. The factory is
 called with no arguments and returns ``(model, batch)`` or ``(model, batch, loss_fn)``:
@@ -37,7 +37,7 @@ import torch
 from torch import Tensor, nn
 
 from . import diagnose, symmetries
-from .core import portable, records, runtime
+from ..core import portable, records, runtime
 from .audit_models import BUILTINS
 
 SCHEMA = records.AUDIT_SCHEMA

@@ -1,7 +1,8 @@
 """The audit's built-in models (``gaugelab audit --model NAME``): real modules that nobody here
 wrote, at tiny sizes, with random initialisation and no download. Each is a factory in the form
-any user factory takes (``gaugelab.audit``'s docstring): no arguments, returns ``(model, batch)`` or
-``(model, batch, loss_fn)``, so ``gaugelab.audit_models:gpt2`` names the same model as ``gpt2``.
+any user factory takes (``gaugelab.tools.audit``'s docstring): no arguments, returns
+``(model, batch)`` or ``(model, batch, loss_fn)``, so ``gaugelab.tools.audit_models:gpt2`` names
+the same model as ``gpt2``.
 The Hugging Face ones import ``transformers`` (the ``[audit]`` extra) only when called.
 """
 

@@ -173,6 +173,13 @@ def _nothing_made_from(monkeypatch):
     monkeypatch.setattr(sealed, "_made_from", ())
 
 
+def snakemake_smoke(workdir, *args):
+    """Snakemake on the smoke configuration in ``workdir``, as a user types it; the finished process."""
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory", str(workdir), *args,
+           "--configfile", str(SMOKE)]
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
 @pytest.fixture(scope="session")
 def smoke(tmp_path_factory):
     """One local run of the smoke configuration, shared by every test that compares against it."""

@@ -25,6 +25,7 @@ PENDING = {
     ("gaugelab.core.config", "gaugelab.sensing.controls"),
     ("gaugelab.core.config", "gaugelab.sensing.dial"),
     ("gaugelab.core.config", "gaugelab.sensing.phase"),
+    ("gaugelab.core.config", "gaugelab.sensing.names"),
     ("gaugelab.core.config", "gaugelab.tools.diagnose"),
     # Section 8's and App. D.10's published values read from their tables (phase.found,
     # signum_audit.consistency: {published key: compare.Found}): per-section quantities, which

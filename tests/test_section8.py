@@ -5,18 +5,15 @@ configuration as a user runs it."""
 import math
 import subprocess
 import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import SMOKE, snakemake_smoke
 import torch
 
 from gaugelab.paper import compare, published
 from gaugelab.core import config, records
 from gaugelab.sensing import controls, phase, runner, select, testbed
-
-ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "tests" / "config" / "smoke.yaml"
 
 
 def test_the_tail_target_follows_the_spec():
@@ -108,17 +105,11 @@ def test_section8_values_need_their_target():
     assert "snakemake section8" in rows["note"].iloc[0] and "fine grid" in rows["note"].iloc[1]
 
 
-def _snakemake(workdir, *args):
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory", str(workdir), *args,
-           "--configfile", str(SMOKE)]
-    return subprocess.run(cmd, capture_output=True, text=True)
-
-
 @pytest.mark.workflow
 def test_snakemake_section8_on_the_smoke_configuration(tmp_path):
     """The opt-in target alone trains only its arms, writes its tables, figure and rows; the default
     target then merges the rows into the comparison (its DAG reads the part)."""
-    proc = _snakemake(tmp_path, "section8", "--cores", "2")
+    proc = snakemake_smoke(tmp_path, "section8", "--cores", "2")
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert not (tmp_path / "results" / "zoo").exists()  # nothing of the default target ran
     part = records.read_table(tmp_path / "results" / "section8" / "comparison.csv")
@@ -132,7 +123,7 @@ def test_snakemake_section8_on_the_smoke_configuration(tmp_path):
                     "-o", str(out)], check=True, capture_output=True)
     for suffix in (".tex", ".html"):
         assert out.with_suffix(suffix).read_bytes() == (tmp_path / f"results/tables/phase{suffix}").read_bytes()
-    dag = _snakemake(tmp_path, "--dag", "--cores", "1", "results/paper/comparison.csv")
+    dag = snakemake_smoke(tmp_path, "--dag", "--cores", "1", "results/paper/comparison.csv")
     assert dag.returncode == 0 and "phase_comparison" in dag.stdout
-    again = _snakemake(tmp_path, "section8", "-n", "--cores", "1")
+    again = snakemake_smoke(tmp_path, "section8", "-n", "--cores", "1")
     assert "Nothing to be done" in again.stdout + again.stderr

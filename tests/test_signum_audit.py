@@ -3,19 +3,15 @@ budget with the cosine anneal is Table 2's runs), P1's diagnostics hook, the con
 `snakemake signum_audit` on the smoke configuration as a user runs it."""
 
 import math
-import subprocess
-import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import snakemake_smoke
 
 from gaugelab.paper import compare, published
 from gaugelab.core import config, records
 from gaugelab.sensing import controls, runner, signum_audit, signum_diagnostics, testbed
 
-ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "tests" / "config" / "smoke.yaml"
 TINY = {"zoo": {"n": 8, "rank": 2, "width": 8, "budget": 400},
         "signum_audit": {"budgets": [200, 400], "taus": [0.2], "long_budget": 400, "diagnose_every": 100}}
 
@@ -70,15 +66,9 @@ def test_the_audit_cell_is_read_against_table2s_ensemble():
     assert "stopped before" in stopped.note
 
 
-def _snakemake(workdir, *args):
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory", str(workdir), *args,
-           "--configfile", str(SMOKE)]
-    return subprocess.run(cmd, capture_output=True, text=True)
-
-
 @pytest.mark.workflow
 def test_snakemake_signum_audit_on_the_smoke_configuration(tmp_path):
-    proc = _snakemake(tmp_path, "signum_audit", "--cores", "2")
+    proc = snakemake_smoke(tmp_path, "signum_audit", "--cores", "2")
     assert proc.returncode == 0, proc.stderr[-4000:]
     table = records.read_table(tmp_path / "results" / "signum_audit" / "horizon.csv")
     assert len(table) == 2 * (2 * 2 + 2)  # lrs x (budgets x anneals + taus)
@@ -87,5 +77,5 @@ def test_snakemake_signum_audit_on_the_smoke_configuration(tmp_path):
     assert row["quantity"] == "rec" and row["verdict"] != compare.NOT_RUN and "Table 2's cell" in row["note"]
     diagnostics = records.read_table(tmp_path / "results" / "signum_audit" / "diagnostics.csv")
     assert sorted(set(diagnostics["step"])) == [100, 200, 300, 400]
-    again = _snakemake(tmp_path, "signum_audit", "-n", "--cores", "1")
+    again = snakemake_smoke(tmp_path, "signum_audit", "-n", "--cores", "1")
     assert "Nothing to be done" in again.stdout + again.stderr

@@ -172,11 +172,11 @@ def _sizes(get, where: str, per_dof_from: str | None = None):
 def _names(get):
     """Values that differ but name the same output: an init scale's arm and a dial p's label
     print the value with 6 significant digits (controls.init_arm, dial.label, phase.arm_name)."""
-    from ..sensing import controls, dial, phase  # against the layers: tests/test_layering.py's PENDING
+    from ..sensing import controls, dial, names, phase  # against the layers: tests/test_layering.py's PENDING
 
     for where, name in (("init_scale/inits", controls.init_arm), ("dial/ps", lambda p: dial.label(p, "rms")),
                         ("phase_diagram/taus", lambda tau: phase.arm_name(phase.COARSE, tau)),
-                        ("signum_audit/taus", phase.tag)):
+                        ("signum_audit/taus", names.value_tag)):
         values, seen = get(where), {}
         for i, value in enumerate(values if isinstance(values, list) else []):
             if not _is_number(value):

@@ -15,16 +15,12 @@ import pandas as pd
 
 from ..optim import cards
 from . import phase, select, signum_audit
+from .names import value_tag
 
 SCHEDULE_MODES = {"const": "schedule_const", "decay": "schedule_decay", "decay-full": "schedule_decay_full"}
 RMSPROP_MODE, RMSPROP_ARM = "const-60k", "schedule_rmsprop_const"
 SELECTIONS = {"rec-sel": "S3a", "spd-sel": "S3b"}
 SPLIT_MODES = ("const", "decay")  # the midpoint count's modes (§10.4)
-
-
-def value_tag(value: float) -> str:
-    """A number as a name fragment: 0.003 -> '0p003', 1e-05 -> '1em05'."""
-    return f"{value:g}".replace(".", "p").replace("-", "m").replace("+", "")
 
 
 def init_arm(init: float) -> str:

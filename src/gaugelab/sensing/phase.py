@@ -16,18 +16,14 @@ import math
 import pandas as pd
 
 from ..optim import cards
+from .names import value_tag
 
 COARSE, CONST, DECAY = "coarse", "const", "decay"
 METHODS = (cards.GD, cards.ADAM, cards.MUON, cards.SHAMPOO)
 
 
-def tag(tau: float) -> str:
-    """tau as a name fragment (as controls.value_tag): 0.35 -> '0p35', 0 -> '0', 1e-05 -> '1em05'."""
-    return f"{tau:g}".replace(".", "p").replace("-", "m").replace("+", "")
-
-
 def arm_name(mode: str, tau: float) -> str:
-    return f"phase_{mode}_tau{tag(tau)}"
+    return f"phase_{mode}_tau{value_tag(tau)}"
 
 
 def arms(config: dict) -> dict[str, dict]:

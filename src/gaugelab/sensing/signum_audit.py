@@ -22,7 +22,7 @@ import math
 import pandas as pd
 
 from ..optim import cards
-from . import phase
+from .names import value_tag
 
 SHAPES = {"cosine": "cos", "linear": "lin"}
 
@@ -32,7 +32,7 @@ def horizon_arm(budget: int, anneal: str) -> str:
 
 
 def tail_arm(tau: float) -> str:
-    return f"signum_audit_tail_tau{phase.tag(tau)}"
+    return f"signum_audit_tail_tau{value_tag(tau)}"
 
 
 def arms(config: dict) -> dict[str, dict]:

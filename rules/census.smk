@@ -6,17 +6,6 @@
 from gaugelab.tools import census as gaugelab_census
 
 
-# The census files are checked before use (common.smk: checked).
-def census_checked(wildcards):
-    """The set-aside inputs of a library's census file (common.smk: checked)."""
-    settings = {k: v for k, v in config["census"].items() if k != "libraries"}
-    return checked(
-        f"results/census/{wildcards.library}.json",
-        gaugelab_records.CENSUS_SCHEMA,
-        gaugelab_records.provenance({"library": wildcards.library}, {**settings, "names": None}),
-    )
-
-
 # Census: one library's optimizers, one JSON record
 rule census_library:
     input:

@@ -7,28 +7,6 @@ from gaugelab.tools import diagnose as gaugelab_diagnose
 DIAGNOSE_PLAN = gaugelab_diagnose.plan(config["diagnose"])
 
 
-def diagnose_checked(wildcards):
-    """The set-aside inputs of the diagnosis files (common.smk: checked)."""
-    s = config["diagnose"]
-    return [
-        marker
-        for label, item in DIAGNOSE_PLAN.items()
-        for marker in checked(
-            f"results/diagnose/runs/{label}.json",
-            gaugelab_records.DIAGNOSE_SCHEMA,
-            gaugelab_diagnose.provenance(
-                item["source"],
-                item["testbeds"],
-                steps=s["steps"],
-                lr=item["lr"],
-                dtype=s["dtype"],
-                options=item["options"],
-                sizes={name: s[name] for name in item["testbeds"]},
-            ),
-        )
-    ]
-
-
 DIAGNOSE_FIGURES = [
     f"results/diagnose/figures/{label}.{testbed}.{ext}"
     for label, item in DIAGNOSE_PLAN.items()

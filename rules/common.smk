@@ -16,6 +16,7 @@ sys.path.insert(0, str(REPO / "src"))
 if config.get("numerics") is not None:
     os.environ.update(GAUGELAB_NUMERICS=str(config["numerics"]))
 
+from gaugelab import configuration as gaugelab_configuration
 from gaugelab.core import config as gaugelab_config
 from gaugelab.core import records as gaugelab_records
 from gaugelab.core import runtime as gaugelab_runtime
@@ -44,7 +45,7 @@ for _configfile in dict.fromkeys(workflow.configfiles):
 # cluster job reads this file again) leaves out building the diagnostic's optimizers: the main
 # process has built them.
 try:
-    gaugelab_config.validate(config, build_optimizers=workflow.is_main_process)
+    gaugelab_configuration.validate(config, build_optimizers=workflow.is_main_process)
     NUMERICS = gaugelab_runtime.available_mode()  # portable is refused here where it cannot hold
 except (gaugelab_config.ConfigError, gaugelab_runtime.NumericsError) as error:
     sys.exit(f"gaugelab: {error}")

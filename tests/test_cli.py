@@ -7,7 +7,7 @@ import os
 import pytest
 import torch
 
-from gaugelab import cli
+from gaugelab import arguments, cli
 from gaugelab.attention import float64, float64_local
 from gaugelab.core import records
 
@@ -262,11 +262,10 @@ def test_twins_steps_keeps_the_configured_checkpoints_it_reaches(tmp_path, monke
 
 
 @pytest.mark.parametrize("check, good, bad", [
-    (cli.positive_int, {"1": 1, "10000": 10000}, ["0", "-1", "1.5", "x", "1e4"]),
-    (cli.nonnegative_int, {"0": 0, "42": 42}, ["-3", "x"]),
-    (cli.positive_float, {"1e-3": 1e-3, "2": 2.0}, ["0", "-1", "nan", "inf", "-inf", "x"]),
-    (cli.finite_float, {"-1e-7": -1e-7, "0": 0.0}, ["nan", "inf", "x"]),
-    (cli.unit_interval, {"0": 0.0, "0.25": 0.25, "1": 1.0}, ["-0.1", "1.01", "nan", "x"]),
+    (arguments.positive_int, {"1": 1, "10000": 10000}, ["0", "-1", "1.5", "x", "1e4"]),
+    (arguments.positive_float, {"1e-3": 1e-3, "2": 2.0}, ["0", "-1", "nan", "inf", "-inf", "x"]),
+    (arguments.finite_float, {"-1e-7": -1e-7, "0": 0.0}, ["nan", "inf", "x"]),
+    (arguments.unit_interval, {"0": 0.0, "0.25": 0.25, "1": 1.0}, ["-0.1", "1.01", "nan", "x"]),
 ])
 def test_argument_types(check, good, bad):
     assert {text: check(text) for text in good} == good

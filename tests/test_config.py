@@ -2,11 +2,12 @@ import copy
 
 import pytest
 
+from gaugelab import configuration
 from gaugelab.core import config
 
 
 def test_defaults_are_the_papers_protocol():
-    c = config.load()
+    c = configuration.load()
     assert c["seeds"] == [42, 123, 456]
     zoo = c["zoo"]
     assert (zoo["n"], zoo["rank"], zoo["width"], zoo["budget"], zoo["init"]) == (40, 3, 40, 20000, 1e-3)
@@ -23,7 +24,7 @@ def test_defaults_are_the_papers_protocol():
 ])
 def test_bad_input_names_the_key(bad, key):
     with pytest.raises(config.ConfigError) as err:
-        config.validate(bad)
+        configuration.validate(bad)
     assert f"config key {key}:" in str(err.value)
 
 
@@ -36,12 +37,12 @@ def test_bad_input_names_the_key(bad, key):
 ])
 def test_non_finite_numbers_and_non_integer_counts_are_refused(bad, key):
     with pytest.raises(config.ConfigError, match=f"config key {key}:"):
-        config.validate(bad)
+        configuration.validate(bad)
 
 
 def test_command_line_strings_and_integer_valued_floats_take_the_schemas_types():
     """`snakemake --config seeds='[42]'` hands over ['42']; `budget: 1.0e+4` is a count."""
-    c = config.validate({"seeds": ["42"], "zoo": {"budget": "5000", "init": "3e-3", "grids": {"gd": ["0.01"]},
+    c = configuration.validate({"seeds": ["42"], "zoo": {"budget": "5000", "init": "3e-3", "grids": {"gd": ["0.01"]},
                                                   "early_stop": "false"}, "dial": {"budget": 1.0e4}})
     assert c["seeds"] == [42] and c["zoo"]["budget"] == 5000 and c["zoo"]["init"] == 3e-3
     assert c["zoo"]["grids"]["gd"] == [0.01] and c["zoo"]["early_stop"] is False
@@ -90,7 +91,7 @@ def test_the_readmes_config_examples_work_as_written(override):
 ])
 def test_rules_across_keys_and_ceilings_name_the_key(bad, key, message):
     with pytest.raises(config.ConfigError) as err:
-        config.validate(bad)
+        configuration.validate(bad)
     assert f"config key {key}: " in str(err.value) and message in str(err.value)
 
 
@@ -107,7 +108,7 @@ def test_rules_across_keys_and_ceilings_name_the_key(bad, key, message):
 def test_diagnose_optimizers_resolve_at_validation(optimizers, settings, key, message):
     """An optimizer the diagnostic cannot build fails when the config is read, not in its job."""
     with pytest.raises(config.ConfigError) as err:
-        config.validate({"diagnose": {"optimizers": optimizers, "settings": settings}})
+        configuration.validate({"diagnose": {"optimizers": optimizers, "settings": settings}})
     assert f"config key {key}: " in str(err.value) and message in str(err.value)
 
 
@@ -116,14 +117,14 @@ def test_a_jobs_own_process_leaves_the_optimizer_build_to_the_main_process():
     process built every optimizer), so an option only a build would reject passes there."""
     unbuildable = {"diagnose": {"optimizers": ["torch.optim:Adam"],
                                 "settings": {"torch.optim:Adam": {"options": {"betas": "oops"}}}}}
-    config.validate(copy.deepcopy(unbuildable), build_optimizers=False)
+    configuration.validate(copy.deepcopy(unbuildable), build_optimizers=False)
     with pytest.raises(config.ConfigError, match="could not be built"):
-        config.validate(copy.deepcopy(unbuildable))
+        configuration.validate(copy.deepcopy(unbuildable))
 
 
 def test_every_error_is_one_line_of_one_message():
     with pytest.raises(config.ConfigError) as err:
-        config.validate({"zoo": {"n": 4, "rank": 9, "budget": 10**12}, "twins": {"d": 30}, "sedds": [1]})
+        configuration.validate({"zoo": {"n": 4, "rank": 9, "budget": 10**12}, "twins": {"d": 30}, "sedds": [1]})
     assert err.value.errors == [
         "config key (top level): Additional properties are not allowed ('sedds' was unexpected)",
         "config key zoo/budget: 1000000000000 is greater than the maximum of 10000000",
@@ -136,7 +137,7 @@ def test_every_error_is_one_line_of_one_message():
 def test_rules_across_keys_skip_a_block_of_the_wrong_types():
     """A block the schema refused is not read again (its values may be of any type)."""
     with pytest.raises(config.ConfigError) as err:
-        config.validate({"zoo": {"n": "forty", "rank": [3]}, "twins": "big", "diagnose": {"optimizers": 5}})
+        configuration.validate({"zoo": {"n": "forty", "rank": [3]}, "twins": "big", "diagnose": {"optimizers": 5}})
     assert all(":" in line and "Traceback" not in line for line in err.value.errors)
     assert {line.split(":")[0] for line in err.value.errors} == {
         "config key zoo/n", "config key zoo/rank", "config key twins", "config key diagnose/optimizers"}
@@ -147,16 +148,16 @@ def test_the_shipped_configurations_are_valid(path):
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    config.load(None if path is None else root / path)
+    configuration.load(None if path is None else root / path)
 
 
 def test_a_config_file_that_cannot_be_read_or_parsed_names_the_file(tmp_path):
     with pytest.raises(config.ConfigError, match="cannot read the configuration") as err:
-        config.load(tmp_path / "missing.yaml")
+        configuration.load(tmp_path / "missing.yaml")
     assert err.value.errors == [f"{tmp_path / 'missing.yaml'}: No such file or directory"]
     (tmp_path / "bad.yaml").write_text("zoo:\n  n: [4\n")
     with pytest.raises(config.ConfigError, match="not valid YAML") as err:
-        config.load(tmp_path / "bad.yaml")
+        configuration.load(tmp_path / "bad.yaml")
     assert str(tmp_path / "bad.yaml") in err.value.errors[0] and "line 3" in err.value.errors[0]
 
 
@@ -184,7 +185,7 @@ def test_importing_config_does_not_import_torch():
 def test_a_list_that_keys_outputs_refuses_duplicates_naming_the_key(bad, key, message):
     """Duplicates ended in Snakemake's 'Duplicate output file pattern' (or one output made twice)."""
     with pytest.raises(config.ConfigError) as err:
-        config.validate(bad)
+        configuration.validate(bad)
     assert f"config key {key}: " in str(err.value) and message in str(err.value)
 
 
@@ -200,14 +201,14 @@ def test_a_list_that_keys_outputs_refuses_duplicates_naming_the_key(bad, key, me
 ])
 def test_a_seed_the_generators_cannot_take_is_refused(bad, key):
     with pytest.raises(config.ConfigError, match=f"config key {key}: "):
-        config.validate(bad)
+        configuration.validate(bad)
 
 
 def test_the_largest_seed_fits_every_generator_it_seeds():
     import torch
 
     top = config.schema()["$defs"]["seed"]["maximum"]
-    config.validate({"seeds": [0, top]})
+    configuration.validate({"seeds": [0, top]})
     torch.Generator().manual_seed(top + 7)  # the initial factors' generator (testbed.init_factors)
     assert top + 7 == 2**63 - 1
 
@@ -224,12 +225,12 @@ def test_the_largest_seed_fits_every_generator_it_seeds():
 ])
 def test_sizes_beyond_memory_are_refused(bad, key, message):
     with pytest.raises(config.ConfigError) as err:
-        config.validate(bad)
+        configuration.validate(bad)
     assert f"config key {key}: " in str(err.value) and message in str(err.value)
 
 
 def test_the_default_sizes_are_well_within_the_ceilings():
-    c = config.load()
+    c = configuration.load()
     per_dof = c["zoo"]["measurements_per_dof"]  # second_size takes the zoo's
     for exp in (c["zoo"], c["second_size"]):
         m = int(per_dof * exp["rank"] * (2 * exp["n"] - exp["rank"]))
@@ -244,8 +245,8 @@ def test_cuda_on_a_machine_without_it_is_refused_and_auto_is_fine(key):
         return {head: at(rest, value) if rest else value}
 
     with pytest.raises(config.ConfigError, match=f"config key {key}: cuda, but torch finds no CUDA device"):
-        config.validate(at(key, "cuda"))
-    config.validate(at(key, "auto"))
+        configuration.validate(at(key, "cuda"))
+    configuration.validate(at(key, "auto"))
 
 
 @pytest.mark.parametrize("content, heading, line", [
@@ -261,13 +262,13 @@ def test_a_file_is_read_strictly(tmp_path, content, heading, line):
     path = tmp_path / "cfg.yaml"
     path.write_bytes(content)
     with pytest.raises(config.ConfigError, match=heading) as err:
-        config.load(path)
+        configuration.load(path)
     assert err.value.errors[0].startswith(f"{path}: ") and line in err.value.errors[0]
 
 
 def test_an_empty_file_and_yaml_merge_keys_are_fine(tmp_path):
     (tmp_path / "empty.yaml").write_text("")
-    assert config.load(tmp_path / "empty.yaml")["seeds"] == [42, 123, 456]
+    assert configuration.load(tmp_path / "empty.yaml")["seeds"] == [42, 123, 456]
     (tmp_path / "merge.yaml").write_text("base: &b {n: 8, rank: 2, width: 8}\n")
     assert config.read(tmp_path / "merge.yaml") == {"base": {"n": 8, "rank": 2, "width": 8}}
     (tmp_path / "anchors.yaml").write_text("zoo: &z {n: 8, rank: 2, width: 8}\ndial:\n  <<: *z\n  n: 9\n")

@@ -8,12 +8,13 @@ import pytest
 
 from gaugelab.paper import compare, published
 from gaugelab.paper import sensing_quantities as sq
+from gaugelab import configuration
 from gaugelab.core import config
 from gaugelab.sensing import controls, runner, select
 
 
 def test_arms_of_the_default_config_follow_the_protocol():
-    cfg = config.load()
+    cfg = configuration.load()
     arms = controls.sensing_experiments(cfg)
     runs = {name: sum(len(g) for g in exp["grids"].values()) * len(cfg["seeds"]) for name, exp in arms.items()}
     size = arms["second_size"]
@@ -33,7 +34,7 @@ def test_arms_of_the_default_config_follow_the_protocol():
 
 
 def test_a_control_block_overrides_only_its_own_keys():
-    cfg = config.validate({"zoo": {"budget": 300}, "second_size": {"n": 10}})
+    cfg = configuration.validate({"zoo": {"budget": 300}, "second_size": {"n": 10}})
     size = controls.sensing_experiments(cfg)["second_size"]
     assert (size["n"], size["rank"], size["budget"]) == (10, 5, 300)
 
@@ -45,7 +46,7 @@ def test_a_control_block_overrides_only_its_own_keys():
 ])
 def test_bad_control_config_names_the_key(bad, key):
     with pytest.raises(config.ConfigError, match=f"config key {key}:"):
-        config.validate(bad)
+        configuration.validate(bad)
 
 
 TINY = {"seeds": [42, 123], "zoo": {"n": 6, "rank": 1, "width": 6, "budget": 400, "tol": 1e-4,
@@ -60,7 +61,7 @@ TINY = {"seeds": [42, 123], "zoo": {"n": 6, "rank": 1, "width": 6, "budget": 400
 @pytest.fixture(scope="module")
 def tiny():
     """Every arm of every control on the tiny testbed: records per experiment."""
-    cfg = config.validate({k: (dict(v) if isinstance(v, dict) else v) for k, v in TINY.items()})
+    cfg = configuration.validate({k: (dict(v) if isinstance(v, dict) else v) for k, v in TINY.items()})
     arms = controls.sensing_experiments(cfg)
     recs = {}
     for name, exp in arms.items():

@@ -345,9 +345,9 @@ def test_latex_table_compiles_for_every_kind_of_row(two_bundles, tmp_path):
 
 
 def test_plan_from_the_config():
-    from gaugelab.core import config
+    from gaugelab import configuration
 
-    settings = config.load()["diagnose"]
+    settings = configuration.load()["diagnose"]
     plan = diagnose.plan(settings)
     assert list(plan)[: len(optim.REGISTRY)] == list(optim.REGISTRY)
     assert plan["torch_lbfgs"]["lr"] == 1.0 and plan["torch_sgd"]["lr"] == settings["lr"]
@@ -360,10 +360,11 @@ def test_plan_from_the_config():
     ({"diagnose": {"steps": 0}}, "diagnose/steps"),
 ])
 def test_bad_diagnose_config_names_the_key(bad, key):
+    from gaugelab import configuration
     from gaugelab.core import config
 
     with pytest.raises(config.ConfigError, match=f"config key {key}:"):
-        config.validate(bad)
+        configuration.validate(bad)
 
 
 def test_command_line_with_a_user_module(tmp_path, monkeypatch, capsys):

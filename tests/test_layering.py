@@ -1,11 +1,9 @@
 """The engine's layers (issue 40): a module imports only from its own folder and the folders below it.
 
 LAYERS lists the folders of ``gaugelab`` from the bottom up, siblings side by side (sensing and
-attention: neither imports the other); each step of the regrouping adds its own (sensing,
-attention, paper, tools, cli). A module not yet in a listed folder (the flat
-``gaugelab/*.py`` and the folders still to move) is not held to a layer for now: it may import
-anything. A layered module may not import it, since it has no place below. Imports inside
-functions count too: they are imports all the same, only later.
+attention: neither imports the other). The modules beside the folders (``configuration``,
+``arguments``, ``cli``) sit on top of them all: they may import anything, and no folder may import
+them. Imports inside functions count too: they are imports all the same, only later.
 """
 
 import ast
@@ -17,25 +15,6 @@ SOURCE = Path(__file__).resolve().parents[1] / "src" / "gaugelab"
 
 LAYERS = (("core",), ("optim",), ("sensing", "attention"), ("paper",), ("tools",))  # bottom up; siblings share a tuple
 FOLDERS = [folder for level in LAYERS for folder in level]
-
-# (importer, imported) pairs against the layers that a later step removes, each with its reason.
-PENDING = {
-    # config's cross-field checks: outputs an experiment names twice (controls, dial, phase), and
-    # the diagnostic's optimizers built at parse time (diagnose)
-    ("gaugelab.core.config", "gaugelab.sensing.controls"),
-    ("gaugelab.core.config", "gaugelab.sensing.dial"),
-    ("gaugelab.core.config", "gaugelab.sensing.phase"),
-    ("gaugelab.core.config", "gaugelab.sensing.names"),
-    ("gaugelab.core.config", "gaugelab.tools.diagnose"),
-    # Section 8's and App. D.10's published values read from their tables (phase.found,
-    # signum_audit.consistency: {published key: compare.Found}): per-section quantities, which
-    # belong beside sensing_quantities' in `paper` and move with it (moved into sensing_quantities
-    # now, the torch-free phase_comparison job would import torch through its controls)
-    ("gaugelab.sensing.phase", "gaugelab.paper.compare.Found"),
-    ("gaugelab.sensing.signum_audit", "gaugelab.paper.compare.Found"),
-    ("gaugelab.sensing.signum_audit", "gaugelab.paper.published.SIGNUM_AUDIT"),
-}
-
 
 def module_name(path: Path) -> str:
     parts = path.relative_to(SOURCE.parent).with_suffix("").parts
@@ -89,14 +68,8 @@ def edges() -> dict[str, set[str]]:
 
 def test_every_layered_module_imports_only_its_own_layer_and_those_below():
     found = {(module, name) for module, names in edges().items() for name in against_the_layers(module, names)}
-    assert found <= PENDING, f"imports against the layers {LAYERS}:\n" + "\n".join(
-        f"  {module} imports {name}" for module, name in sorted(found - PENDING))
-
-
-def test_each_pending_exception_is_still_there():
-    """An exception that no longer happens is struck from PENDING, so the list only shrinks."""
-    found = {(module, name) for module, names in edges().items() for name in names}
-    assert PENDING <= found, f"strike from PENDING: {sorted(PENDING - found)}"
+    assert not found, f"imports against the layers {LAYERS}:\n" + "\n".join(
+        f"  {module} imports {name}" for module, name in sorted(found))
 
 
 def test_every_layer_is_a_folder():

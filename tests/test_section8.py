@@ -11,7 +11,7 @@ import pytest
 from conftest import SMOKE, snakemake_smoke
 import torch
 
-from gaugelab.paper import compare, published
+from gaugelab.paper import compare, opt_in_quantities, published
 from gaugelab.core import config, records
 from gaugelab.sensing import controls, phase, runner, select, testbed
 
@@ -94,7 +94,7 @@ def test_the_phase_tables_read_the_selected_rows():
     assert phase.schedule_crossings(table) == {"muon+dec vs gd": 0.35, "muon+dec vs gd+dec": 0.2}
     grid = phase.phase_rows(table)
     assert list(grid["verdict"]) == ["Muon", "Muon", "GD"] and set(grid["train check"]) == {"pass"}
-    (row,) = compare.rows(published.SECTION8, phase.found(table)).to_dict("records")
+    (row,) = compare.rows(published.SECTION8, opt_in_quantities.section8(table)).to_dict("records")
     assert row["verdict"] == compare.EXACT and "0.35: +0.0100" in row["note"]
 
 

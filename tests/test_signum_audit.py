@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from conftest import snakemake_smoke
 
-from gaugelab.paper import compare, published
+from gaugelab.paper import compare, opt_in_quantities, published
 from gaugelab.core import config, records
 from gaugelab.sensing import controls, runner, signum_audit, signum_diagnostics, testbed
 
@@ -58,11 +58,11 @@ def test_the_audit_cell_is_read_against_table2s_ensemble():
     zoo = pd.DataFrame([{"method": "signum", "lr": 0.003, "rec": 0.4468}])
     key = published.SIGNUM_AUDIT[0].key
     spread = {"sensitivity": 0.1, "ensemble": (0.4468, 0.42, 0.47, 0.45)}
-    inside = signum_audit.consistency(_table(0.4470), zoo, spread, 400, 0.003)
+    inside = opt_in_quantities.signum_audit(_table(0.4470), zoo, spread, 400, 0.003)
     assert compare.rows(published.SIGNUM_AUDIT, inside)["verdict"].iloc[0] == compare.WITHIN
-    alone = signum_audit.consistency(_table(0.4470), zoo, {"sensitivity": math.nan}, 400, 0.003)
+    alone = opt_in_quantities.signum_audit(_table(0.4470), zoo, {"sensitivity": math.nan}, 400, 0.003)
     assert compare.rows(published.SIGNUM_AUDIT, alone)["verdict"].iloc[0] == compare.DIFFERS
-    stopped = signum_audit.consistency(_table(0.4454, all_steps=False), zoo, spread, 400, 0.003)[key]
+    stopped = opt_in_quantities.signum_audit(_table(0.4454, all_steps=False), zoo, spread, 400, 0.003)[key]
     assert "stopped before" in stopped.note
 
 

@@ -3,104 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import math
-import os
 import sys
 from pathlib import Path
 
-from . import optim
+from . import configuration, optim
+from .arguments import (UsageError, config_file, finite_float, output_path, positive_float, positive_int, seed,
+                        unit_interval, writable_folder)
 from .attention import configs
 from .attention.pairs import Pair
-from .core import config as configuration, records, runtime, sealed
+from .core import records, runtime, sealed
+from .core.config import ConfigError, yaml_problem
 from .optim import cards
 from .paper import table_files
 from .sensing import controls, runner
 from .tools import symmetries
-
-
-class UsageError(SystemExit):
-    """A user error the command finds itself: :func:`main` prints ``gaugelab: <message>`` and the
-    process exits 2, as argparse's usage errors do; from Python the message is the exception's text."""
-
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.code = 2
-
-
-# --- argument types: argparse refuses a bad value itself, with a one-line usage error -------------
-
-def _checked(kind, text: str, ok, what: str):
-    try:
-        value = kind(text)
-    except ValueError:
-        value = None
-    if value is None or not ok(value):
-        raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
-    return value
-
-
-def positive_int(text: str) -> int:
-    return _checked(int, text, lambda v: v >= 1, "a positive integer")
-
-
-def nonnegative_int(text: str) -> int:
-    return _checked(int, text, lambda v: v >= 0, "a non-negative integer")
-
-
-def seed(text: str) -> int:
-    """A seed within the schema's range ($defs/seed: what the generators take, and int64)."""
-    top = configuration.schema()["$defs"]["seed"]["maximum"]
-    return _checked(int, text, lambda v: 0 <= v <= top, f"a seed (an integer from 0 to {top})")
-
-
-def positive_float(text: str) -> float:
-    """A finite number above 0 (float() takes 'nan' and 'inf', which no rate or scale may be)."""
-    return _checked(float, text, lambda v: math.isfinite(v) and v > 0, "a positive finite number")
-
-
-def unit_interval(text: str) -> float:
-    return _checked(float, text, lambda v: 0 <= v <= 1, "a number in [0, 1]")
-
-
-def finite_float(text: str) -> float:
-    return _checked(float, text, math.isfinite, "a finite number")
-
-
-def _config(path: str | None) -> dict:
-    """The configuration file's settings, the schema's defaults filled in. Its ``numerics`` key,
-    where set, must be this process's mode: the mode is fixed before torch's first arithmetic, so
-    the command line takes it from GAUGELAB_NUMERICS (docs/numerics.md)."""
-    cfg = configuration.load(path)
-    wanted, running = cfg.get("numerics"), runtime.mode()
-    if wanted not in (None, running):
-        raise UsageError(f"--config {path}: numerics: {wanted!r}, but this command runs {running!r}; "
-                         f"run it with GAUGELAB_NUMERICS={wanted}")
-    return cfg
-
-
-# --- outputs: checked before any training, so a bad path does not cost the run ------------------
-
-def _writable_folder(folder: Path, flag: str, given: str) -> None:
-    """The nearest existing folder at or above ``folder`` must be a folder this process can write
-    in (records.write_json creates the missing ones below it)."""
-    existing = folder
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        raise UsageError(f"{flag} {given}: {existing} is not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise UsageError(f"{flag} {given}: cannot write in {existing}")
-
-
-def _output(path: str, flag: str = "-o") -> None:
-    """A record's path: a new or regular file (the record replaces it by a rename, which would put
-    a plain file in place of a device such as /dev/null)."""
-    target = Path(path)
-    if target.is_dir():
-        raise UsageError(f"{flag} {path} is a folder; name the record's file")
-    if target.exists() and not target.is_file():
-        raise UsageError(f"{flag} {path} is not a regular file")
-    _writable_folder(target.parent, flag, path)
 
 
 def _sensing(args: argparse.Namespace) -> int:
@@ -108,8 +24,8 @@ def _sensing(args: argparse.Namespace) -> int:
     (an Adam-p variant: --method adam_p --p P --convention C, labelled as the dial labels it)."""
     from .sensing import dial
 
-    _output(args.output)
-    cfg = _config(args.config)
+    output_path(args.output)
+    cfg = config_file(args.config)
     experiments = {**controls.sensing_experiments(cfg), "dial": cfg["dial"]}
     if args.experiment not in experiments:
         raise UsageError(f"no sensing experiment {args.experiment!r}; known: {', '.join(experiments)}")
@@ -144,8 +60,8 @@ def _summarize(args: argparse.Namespace) -> int:
     makes it; the records must be the experiment's runs, every one, made with its settings."""
     from .sensing import select
 
-    _output(args.output)
-    cfg = _config(args.config)
+    output_path(args.output)
+    cfg = config_file(args.config)
     experiments = controls.sensing_experiments(cfg)
     if args.experiment not in experiments:
         raise UsageError(f"no sensing experiment {args.experiment!r}; known: {', '.join(experiments)}")
@@ -169,8 +85,8 @@ def _table(args: argparse.Namespace) -> int:
     if tex.suffix != ".tex":
         raise UsageError(f"-o {args.output}: name the LaTeX file (.tex); the HTML goes beside it")
     for path in (tex, html):
-        _output(str(path))
-    cfg = _config(args.config)
+        output_path(str(path))
+    cfg = config_file(args.config)
     if not command.count(len(args.inputs), cfg):
         raise UsageError(f"table {args.name} reads {command.inputs}; given {len(args.inputs)} file(s)")
     for path in args.inputs:
@@ -201,7 +117,7 @@ def _options(items: list[str] | None) -> dict:
         try:
             options[key] = yaml.safe_load(value)
         except yaml.YAMLError as exc:
-            raise UsageError(f"--option {item}: the value is not YAML ({configuration.yaml_problem(exc)})") from None
+            raise UsageError(f"--option {item}: the value is not YAML ({yaml_problem(exc)})") from None
     return options
 
 
@@ -211,7 +127,7 @@ def _diagnose(args: argparse.Namespace) -> int:
     options = _options(args.option)
     configuration.validate({"diagnose": {"steps": args.steps, "lr": args.lr, "dtype": args.dtype}})
     output = args.output or f"diagnose_{diagnose.label_of(args.optimizer)}.json"
-    _output(output)
+    output_path(output)
     result = diagnose.run_all(args.optimizer, diagnose.testbeds_of(args.testbed), steps=args.steps, lr=args.lr,
                               dtype=args.dtype, sigma=args.sigma, options=options, threads=args.threads)
     stem = None if args.no_figure else output.removesuffix(".json")
@@ -231,7 +147,7 @@ def _audit(args: argparse.Namespace) -> int:
     options = _options(args.option)
     label = re.sub(r"[^A-Za-z0-9_.-]", "_", args.model.replace(":", "_"))
     output = args.output or f"audit_{label}_{diagnose.label_of(args.optimizer)}.json"
-    _output(output)
+    output_path(output)
     record = audit.audit(args.model, args.optimizer, steps=args.steps, lr=args.lr, dtype=args.dtype, options=options,
                          sigma=args.sigma, threads=args.threads, only=args.symmetry)
     records.write_json(output, record)
@@ -244,8 +160,8 @@ def _audit(args: argparse.Namespace) -> int:
 def _twins(args: argparse.Namespace) -> int:
     from .attention import twins
 
-    _output(args.output)
-    cfg = _config(args.config)
+    output_path(args.output)
+    cfg = config_file(args.config)
     settings = dict(cfg["twins"])
     if args.steps is not None:  # a shorter run: the configured checkpoints it reaches
         settings["steps"] = args.steps
@@ -272,7 +188,7 @@ TABLE9_CONFIGS = list(configs.CONFIGS)  # Table 9's configurations, in its block
 def _table9(args: argparse.Namespace) -> int:
     from .attention import float64, float64_local
 
-    settings = dict(_config(args.config)["table9"])
+    settings = dict(config_file(args.config)["table9"])
     models = args.model or settings["configs"]
     if args.step1 and args.steps is not None:
         raise UsageError("--steps does not apply to --step1 (the subset is steps 0 and 1)")
@@ -287,7 +203,7 @@ def _table9(args: argparse.Namespace) -> int:
             corpus.verify(args.corpus)
         except corpus.CorpusError as exc:
             raise UsageError(f"--corpus {args.corpus}: {exc}") from None
-    _writable_folder(Path(args.root), "--root", args.root)
+    writable_folder(Path(args.root), "--root", args.root)
     pairs = [p for p in float64.pairs_of(settings["pairs"])
              if (not args.optimizer or p.optimizer in args.optimizer) and (not args.twin or p.twin in args.twin)]
     full = settings["steps"]
@@ -438,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"gaugelab: {exc}", file=sys.stderr)
         raise
-    except configuration.ConfigError as exc:
+    except ConfigError as exc:
         print(f"gaugelab: {exc.heading}: {'; '.join(exc.errors)}", file=sys.stderr)
         return 2
     except (runtime.NumericsError, DiagnoseError) as exc:

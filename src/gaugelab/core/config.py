@@ -1,10 +1,11 @@
 """Configuration: the JSON schema is the single source of defaults and of what a valid key is.
 
-The workflow (rules/common.smk) and the command line validate through :func:`validate`, so a
-misspelled key, an unknown method or a negative learning rate fails the same way everywhere,
-naming the key, before any run starts. What one key's schema cannot say (rank at most n, d a
-multiple of the heads, checkpoints within the steps, optimizers that resolve) is checked after it
-(:func:`cross_field_errors`) and reported in the same message.
+The workflow (rules/common.smk) and the command line validate through
+:func:`gaugelab.configuration.validate`, so a misspelled key, an unknown method or a negative
+learning rate fails the same way everywhere, naming the key, before any run starts. What one key's
+schema cannot say (rank at most n, d a multiple of the heads, checkpoints within the steps) is
+checked after it (:func:`cross_field_errors`) and reported in the same message; the rules that need
+the experiments (output names, the diagnostic's optimizers) are passed in from above.
 """
 
 from __future__ import annotations
@@ -143,7 +144,7 @@ def _is_int(*values) -> bool:
     return all(isinstance(v, int) and not isinstance(v, bool) for v in values)
 
 
-def _is_number(*values) -> bool:
+def is_number(*values) -> bool:
     return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
 
 
@@ -161,31 +162,12 @@ def _sizes(get, where: str, per_dof_from: str | None = None):
     elif width < rank:
         yield f"{where}/width", (f"factor width {width} is below the planted rank {rank}: U Vᵀ cannot reach X* "
                                  "(the testbed is over-parameterised, k >= r*)")
-    elif _is_number(per_dof) and int(per_dof * rank * (2 * n - rank)) < 1:
+    elif is_number(per_dof) and int(per_dof * rank * (2 * n - rank)) < 1:
         yield per_dof_at, f"m = int({per_dof:g} x r*(2n - r*)) is 0 measurements at {where}'s n = {n}, r* = {rank}"
-    elif _is_number(per_dof) and int(per_dof * rank * (2 * n - rank)) * n * n > MAX_OPERATOR:
+    elif is_number(per_dof) and int(per_dof * rank * (2 * n - rank)) * n * n > MAX_OPERATOR:
         m = int(per_dof * rank * (2 * n - rank))
         yield f"{where}/n", (f"the measurement operator A would be m x n^2 = {m} x {n * n}, {m * n * n:.2e} entries, "
                              f"above the ceiling of 2^28 ({MAX_OPERATOR}; 1 GiB in float32, the schema's sensing_size)")
-
-
-def _names(get):
-    """Values that differ but name the same output: an init scale's arm and a dial p's label
-    print the value with 6 significant digits (controls.init_arm, dial.label, phase.arm_name)."""
-    from ..sensing import controls, dial, names, phase  # against the layers: tests/test_layering.py's PENDING
-
-    for where, name in (("init_scale/inits", controls.init_arm), ("dial/ps", lambda p: dial.label(p, "rms")),
-                        ("phase_diagram/taus", lambda tau: phase.arm_name(phase.COARSE, tau)),
-                        ("signum_audit/taus", names.value_tag)):
-        values, seen = get(where), {}
-        for i, value in enumerate(values if isinstance(values, list) else []):
-            if not _is_number(value):
-                continue
-            if name(value) in seen:
-                yield f"{where}/{i}", (f"{value!r} and {seen[name(value)]!r} both name the outputs "
-                                       f"{name(value)!r}; list values that differ in their first 6 significant digits")
-                break
-            seen[name(value)] = value
 
 
 DEVICE_KEYS = ("device", "table9/device", "table9/step1_device")
@@ -222,40 +204,11 @@ def _checkpoints(get):
                                         "step budget (step 0 and the last step are always added)")
 
 
-def _optimizers(settings: dict):
-    """Every optimizer the diagnostic would run resolves and, with its configured options and lr,
-    builds on a small parameter: an unknown name fails at parse time, not in its job. Imports
-    torch (and the optimizers' modules), so it runs only here, not when this module loads."""
-    import torch
-
-    from ..tools import diagnose  # against the layers: tests/test_layering.py's PENDING
-
-    listed = settings.get("optimizers", [])
-    try:
-        plan = diagnose.plan(settings)
-    except diagnose.DiagnoseError as exc:
-        yield "diagnose/optimizers", str(exc)
-        return
-    for item in plan.values():
-        source = item["source"]
-        try:
-            diagnose.resolve(source)
-        except diagnose.DiagnoseError as exc:
-            yield f"diagnose/optimizers/{listed.index(source)}", str(exc)
-            continue
-        try:
-            spec = diagnose.resolve(source, **item["options"])
-            spec.make([torch.zeros(2, 2, dtype=torch.float64)], lambda params: params[0].square().sum(), item["lr"])
-        except diagnose.DiagnoseError as exc:
-            yield f"diagnose/settings/{source}/options", str(exc)
-
-
-def cross_field_errors(config: dict, refused: set[str] = frozenset(),
-                       build_optimizers: bool = True) -> list[tuple[str, str]]:
+def cross_field_errors(config: dict, refused: set[str] = frozenset(), checks=()) -> list[tuple[str, str]]:
     """(key path, message) for each rule that spans keys. A key the schema ``refused`` (a path,
-    or one above or below it) is not read: its value may be of any type. ``build_optimizers``:
-    build each diagnostic optimizer once (:func:`_optimizers`; about 2 s, torch.optim's first
-    optimizer imports torch._dynamo)."""
+    or one above or below it) is not read: its value may be of any type. ``checks``: more such
+    rules, each a function of ``get`` (a key path's value, None where refused) yielding (key path,
+    message); the ones that need the experiments come from :mod:`gaugelab.configuration`."""
     def get(path: str):
         if any(path == r or path.startswith(f"{r}/") or r.startswith(f"{path}/") for r in refused):
             return None
@@ -264,24 +217,20 @@ def cross_field_errors(config: dict, refused: set[str] = frozenset(),
             value = value.get(part) if isinstance(value, dict) else None
         return value
 
-    errors = [*_sizes(get, "zoo"), *_sizes(get, "second_size", "zoo"), *_sizes(get, "dial"),
-              *_sizes(get, "diagnose/sensing"), *_heads(get, "diagnose/attention", "n_head"),
-              *_heads(get, "twins", "H"), *_checkpoints(get), *_names(get), *_devices(get)]
-    if build_optimizers and isinstance(get("diagnose"), dict):
-        errors += _optimizers(config["diagnose"])
-    return errors
+    return [*_sizes(get, "zoo"), *_sizes(get, "second_size", "zoo"), *_sizes(get, "dial"),
+            *_sizes(get, "diagnose/sensing"), *_heads(get, "diagnose/attention", "n_head"),
+            *_heads(get, "twins", "H"), *_checkpoints(get), *_devices(get),
+            *(error for check in checks for error in check(get))]
 
 
-def validate(config: dict, build_optimizers: bool = True) -> dict:
+def validate(config: dict, checks=()) -> dict:
     """Fill defaults in place and check ``config``; raise :class:`ConfigError` naming the key.
-    ``build_optimizers=False`` leaves out building the diagnostic's optimizers, for a process
-    that runs a job of a workflow whose own process has checked them (a cluster job)."""
+    ``checks``: the cross-field rules of the layers above (:func:`cross_field_errors`)."""
     errors = sorted(_Validator(schema()).iter_errors(config), key=lambda e: list(e.absolute_path))
     lines = [f"config key {_where(e)}: {e.message}" for e in errors]
     if isinstance(config, dict):
         refused = {_where(e) for e in errors}
-        lines += [f"config key {where}: {message}"
-                  for where, message in cross_field_errors(config, refused, build_optimizers)]
+        lines += [f"config key {where}: {message}" for where, message in cross_field_errors(config, refused, checks)]
     if lines:
         raise ConfigError(lines)
     return config
@@ -348,16 +297,16 @@ def read(path: str | Path):
         raise ConfigError([f"{path}: {yaml_problem(exc)}"], "the configuration is not valid YAML") from None
 
 
-def load(path: str | Path | None = None) -> dict:
+def load(path: str | Path | None = None, checks=()) -> dict:
     """Read a YAML config (or none: the paper's defaults) and validate it. A file that cannot be
     read or parsed (:func:`read`), or holds something else than keys (``0``, ``false``, ``[]``:
     not the defaults), is a :class:`ConfigError` naming it; an empty file is the defaults."""
     if path is None:
-        return validate({})
+        return validate({}, checks)
     config = read(path)
     if config is None:
         config = {}
     if not isinstance(config, dict):
         raise ConfigError([f"{path}: holds {config!r}, not keys and values (an empty file is the defaults)"],
                           "the configuration is not a mapping")
-    return validate(config)
+    return validate(config, checks)

@@ -130,18 +130,3 @@ def schedule_crossings(table: pd.DataFrame) -> dict[str, float]:
     muon = (DECAY, cards.MUON)
     return {f"{cards.MUON}+dec vs {cards.GD}": tau_star(table, muon, (CONST, cards.GD)),
             f"{cards.MUON}+dec vs {cards.GD}+dec": tau_star(table, muon, (DECAY, cards.GD))}
-
-
-def found(table: pd.DataFrame) -> dict:
-    """The reproduced counterparts of Section 8's published values (published.SECTION8): the coarse
-    grid's tau*, with d(tau) = rec_Muon - rec_GD at every tau in the note."""
-    from ..paper.compare import Found
-
-    m, g = rec_of(table, COARSE, cards.MUON), rec_of(table, COARSE, cards.GD)
-    taus = sorted(set(m.index) & set(g.index))
-    if not taus:
-        return {}
-    star = tau_star(table)
-    d = ", ".join(f"{t:g}: {m[t] - g[t]:+.4f}" for t in taus)
-    note = f"d(tau) = rec_Muon - rec_GD at tau {d}" + ("" if math.isfinite(star) else "; no crossing")
-    return {("Section 8", "tau* (coarse CPU grid, 3 seeds)", "tau_star"): Found(star, "coarse grid, S5", note=note)}

@@ -80,23 +80,3 @@ def arm_keys(config: dict) -> dict[tuple, str]:
     keys = {(int(b), a, None): horizon_arm(int(b), a) for b in audit["budgets"] for a in audit["anneals"]}
     keys.update({(int(audit["long_budget"]), "cosine", float(tau)): tail_arm(tau) for tau in audit["taus"]})
     return keys
-
-
-def consistency(table: pd.DataFrame, zoo_summary: pd.DataFrame, zoo_spread: dict, budget: int, lr: float) -> dict:
-    """The audit's (T = ``budget``, cos, ``lr``) cell beside Table 2's signum row
-    (published.SIGNUM_AUDIT), read against the ensemble of Table 2's cell (``zoo_spread``:
-    sensing_quantities' spread of the zoo's signum cell at ``lr``)."""
-    from ..paper.compare import Found
-    from ..paper.published import SIGNUM_AUDIT
-
-    hit = table[(table["part"] == "P2") & (table["T"] == budget) & (table["anneal"] == "cos") & (table["lr"] == lr)]
-    zoo = zoo_summary[(zoo_summary["method"] == cards.SIGNUM) & (zoo_summary["lr"] == lr)]
-    if not len(hit):
-        return {}
-    full = bool(hit["all steps"].iloc[0])
-    note = (f"Table 2's cell {float(zoo['rec'].iloc[0]):.4f} (its runs stop at the bar; the audit's run all "
-            f"{budget} steps); read against Table 2's cell's ensemble" if len(zoo) else "")
-    if not full:
-        note += "; a run stopped before T: not the no-early-stop run"
-    return {SIGNUM_AUDIT[0].key: Found(float(hit["rec"].iloc[0]), f"signum_audit_T{budget}_cos, lr {lr:g}",
-                                       note=note, **zoo_spread)}

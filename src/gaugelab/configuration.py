@@ -1,0 +1,75 @@
+"""The whole configuration check: the schema and its cross-field rules (:mod:`gaugelab.core.config`)
+and the rules that need the experiments themselves, which core, below them, cannot import: two
+values that name the same outputs, and the diagnostic's optimizers built once. The workflow and the
+command line validate here; ``core.config.validate`` alone fills the defaults and checks the rest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .core import config as core_config
+from .sensing import controls, dial, names, phase
+from .tools import diagnose
+
+
+def clashing_names(get):
+    """Values that differ but name the same output: an init scale's arm and a dial p's label
+    print the value with 6 significant digits (controls.init_arm, dial.label, phase.arm_name)."""
+    for where, name in (("init_scale/inits", controls.init_arm), ("dial/ps", lambda p: dial.label(p, "rms")),
+                        ("phase_diagram/taus", lambda tau: phase.arm_name(phase.COARSE, tau)),
+                        ("signum_audit/taus", names.value_tag)):
+        values, seen = get(where), {}
+        for i, value in enumerate(values if isinstance(values, list) else []):
+            if not core_config.is_number(value):
+                continue
+            if name(value) in seen:
+                yield f"{where}/{i}", (f"{value!r} and {seen[name(value)]!r} both name the outputs "
+                                       f"{name(value)!r}; list values that differ in their first 6 significant digits")
+                break
+            seen[name(value)] = value
+
+
+def unbuildable_optimizers(get):
+    """Every optimizer the diagnostic would run resolves and, with its configured options and lr,
+    builds on a small parameter: an unknown name fails at parse time, not in its job (about 2 s:
+    torch.optim's first optimizer imports torch._dynamo)."""
+    settings = get("diagnose")
+    if not isinstance(settings, dict):
+        return
+    import torch
+
+    listed = settings.get("optimizers", [])
+    try:
+        plan = diagnose.plan(settings)
+    except diagnose.DiagnoseError as exc:
+        yield "diagnose/optimizers", str(exc)
+        return
+    for item in plan.values():
+        source = item["source"]
+        try:
+            diagnose.resolve(source)
+        except diagnose.DiagnoseError as exc:
+            yield f"diagnose/optimizers/{listed.index(source)}", str(exc)
+            continue
+        try:
+            spec = diagnose.resolve(source, **item["options"])
+            spec.make([torch.zeros(2, 2, dtype=torch.float64)], lambda params: params[0].square().sum(), item["lr"])
+        except diagnose.DiagnoseError as exc:
+            yield f"diagnose/settings/{source}/options", str(exc)
+
+
+def checks(build_optimizers: bool = True) -> tuple:
+    """The experiment-level rules. ``build_optimizers=False`` leaves out building the diagnostic's
+    optimizers, for a process that runs a job of a workflow whose own process has built them (a
+    cluster job)."""
+    return (clashing_names, unbuildable_optimizers) if build_optimizers else (clashing_names,)
+
+
+def validate(config: dict, build_optimizers: bool = True) -> dict:
+    """Fill defaults in place and check ``config`` whole; raise ``ConfigError`` naming each key."""
+    return core_config.validate(config, checks(build_optimizers))
+
+
+def load(path: str | Path | None = None) -> dict:
+    """Read a YAML config (or none: the paper's defaults) and check it whole (``core.config.load``)."""
+    return core_config.load(path, checks())

@@ -106,7 +106,7 @@ def main() -> None:
         # configuration's pairs with its twins, each block under its optimizer ("all")
         runs = [(str(b), [(args.optimizer, lr(args.optimizer), b)]) for b in args.batch]
         if args.program:
-            groups = by_base(float64.pairs_of(settings["pairs"]))
+            groups = by_base(Pair.listed(settings["pairs"]))
             runs.append(("all", [(optimizer, lr(optimizer), 1 + len(g)) for (optimizer, _), g in groups.items()]))
         for label, parts in runs:
             batch = sum(n for _, _, n in parts)

@@ -15,7 +15,7 @@ from gaugelab.attention import float64 as gaugelab_float64
 from gaugelab.attention import pairs as gaugelab_pairs
 
 T9 = config["table9"]
-T9_PAIRS = gaugelab_float64.pairs_of(T9["pairs"])
+T9_PAIRS = gaugelab_pairs.Pair.listed(T9["pairs"])
 # What determines a run besides its key, step budget and device; the merge block and the lists
 # of configurations and pairs do not (a full-length job reruns only when its own inputs change).
 T9_SETTINGS = gaugelab_float64.job_settings(T9)
@@ -199,7 +199,7 @@ rule merge_extension_table:
     input:
         runs=[
             f"results/extension/merge/{MERGE['config']}/{p.optimizer}/{p.variant}/init{p.init_seed}_seed{p.twin_seed}.json"
-            for p in gaugelab_float64.pairs_of(MERGE["pairs"])
+            for p in gaugelab_pairs.Pair.listed(MERGE["pairs"])
         ],
         set_aside=checked_files(
             "results/extension/merge_extension.csv",

@@ -9,6 +9,7 @@ import torch
 
 from gaugelab import arguments, cli
 from gaugelab.attention import float64, float64_local
+from gaugelab.attention.pairs import Pair
 from gaugelab.core import records
 
 MODEL = "f64-mod47-L2d64h4"
@@ -218,7 +219,7 @@ def jobs_of(argv: list[str], tmp_path, monkeypatch) -> list[str]:
 def test_a_short_table9_run_does_not_take_the_full_length_records_path(tmp_path, monkeypatch):
     """Item 1: `gaugelab table9 --steps 1` must not write where the `gpu` target's record goes
     (Table 9 would read a 1-step run as the full-length one)."""
-    pairs = [p for p in float64.pairs_of(cli.configuration.load()["table9"]["pairs"])
+    pairs = [p for p in Pair.listed(cli.configuration.load()["table9"]["pairs"])
              if p.optimizer == "adam" and p.twin == "gauge"]
     full = [float64.full_run_path(MODEL, p) for p in pairs]
     short = jobs_of(["--steps", "1"], tmp_path, monkeypatch)
@@ -238,7 +239,7 @@ def test_a_short_table9_run_writes_its_record_apart(tmp_path, monkeypatch, capsy
             "--device", "cpu", "--root", str(tmp_path)]
     assert cli.main(argv) == 0, capsys.readouterr()
     written = [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json")]
-    pair = next(p for p in float64.pairs_of(cli.configuration.load()["table9"]["pairs"])
+    pair = next(p for p in Pair.listed(cli.configuration.load()["table9"]["pairs"])
                 if p.optimizer == "adam" and p.twin == "identity")
     assert written == [float64_local.short_run_path(MODEL, pair, 1)]
     assert records.read_twin(tmp_path / written[0])["steps"] == 1

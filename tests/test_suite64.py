@@ -219,7 +219,7 @@ def test_a_configurations_pairs_in_one_program_are_each_pair_alone():
 def test_a_gpu_trains_a_configuration_in_one_program_and_the_cpu_per_copy_1():
     """A configuration's 18 pairs are 23 copies: one program on a GPU by default, programs of whole
     copy 1s within max_copies on a smaller one, one program per copy 1 on the CPU."""
-    chosen = float64.pairs_of(SETTINGS["pairs"])
+    chosen = Pair.listed(SETTINGS["pairs"])
     bases = list(by_base(chosen).values())  # Adam 42 (6 twins), Adam 43, scalar-Adam, Muon, SGD (3 each)
     assert SETTINGS["max_copies"] == 23 and float64_train.programs(chosen, "cuda") == [sum(bases, [])]
     assert float64_train.programs(chosen, "cpu", max_copies=23) == bases
@@ -245,7 +245,7 @@ def test_the_table9_command_writes_the_workflows_records_from_worker_processes(t
     argv = ["table9", "--model", model, "--optimizer", "adam", "--twin", "identity", "--twin", "noise",
             "--device", "cpu", "--root", str(tmp_path)]
     assert cli.main([*argv, "--steps", "2"]) == 0
-    chosen = [p for p in float64.pairs_of(SETTINGS["pairs"]) if p.optimizer == "adam" and p.twin != "gauge"]
+    chosen = [p for p in Pair.listed(SETTINGS["pairs"]) if p.optimizer == "adam" and p.twin != "gauge"]
     written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json"))
     # a run shorter than the configuration's goes where no workflow rule reads it
     assert len(chosen) == 3 and written == sorted(float64_local.short_run_path(model, p, 2) for p in chosen)
@@ -298,7 +298,7 @@ def test_default_target_runs_the_step1_subset_and_gpu_target_the_full_runs(tmp_p
     assert default["table9"] == 1 and "table9_full" not in default
     gpu = dry_run_counts(tmp_path / "gpu", "gpu")
     assert gpu["table9_full"] == 4 and "table9_step1" not in gpu  # one job per configuration
-    assert len(float64.pairs_of(SETTINGS["pairs"])) == 18
+    assert len(Pair.listed(SETTINGS["pairs"])) == 18
 
 
 @pytest.mark.workflow
@@ -317,7 +317,7 @@ def test_the_step1_bundle_from_its_copy_1_parts_is_the_whole_subsets(tmp_path):
     parts = sorted(p.name for p in (tmp_path / "results/runs/table9_step1" / model).iterdir())
     assert parts == ["adam_init42.json", "adam_init43.json", "muon_init42.json", "scalar_adam_init42.json",
                      "sgd_init42.json"]
-    cfg, pairs = configs.config(model), float64.pairs_of(t9["pairs"])
+    cfg, pairs = configs.config(model), Pair.listed(t9["pairs"])
     runtime.set_threads(1)  # as the jobs run (threads: 1): native kernels may round by thread count
     whole = float64_step1.step1_subset(cfg, float64.make_task(cfg), pairs, settings, log=lambda line: None)
     float64.write_bundle(tmp_path / "whole.json", whole, float64.step1_provenance(model, settings, pairs))

@@ -186,7 +186,7 @@ TABLE9_CONFIGS = list(configs.CONFIGS)  # Table 9's configurations, in its block
 
 
 def _table9(args: argparse.Namespace) -> int:
-    from .attention import float64, float64_local
+    from .attention import float64_local
 
     settings = dict(config_file(args.config)["table9"])
     models = args.model or settings["configs"]
@@ -204,7 +204,7 @@ def _table9(args: argparse.Namespace) -> int:
         except corpus.CorpusError as exc:
             raise UsageError(f"--corpus {args.corpus}: {exc}") from None
     writable_folder(Path(args.root), "--root", args.root)
-    pairs = [p for p in float64.pairs_of(settings["pairs"])
+    pairs = [p for p in Pair.listed(settings["pairs"])
              if (not args.optimizer or p.optimizer in args.optimizer) and (not args.twin or p.twin in args.twin)]
     full = settings["steps"]
     steps = {m: args.steps if args.steps is not None else full[m] for m in models}

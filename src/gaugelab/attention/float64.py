@@ -284,12 +284,6 @@ def checkpoints(steps: int, marks=CHECKPOINTS) -> list[int]:
 # --- the run matrix and bundles (§10.4) ----------------------------------------------------------
 
 
-def pairs_of(entries: list[dict]) -> list[Pair]:
-    """The configured run matrix as pairs, in listed order, each once."""
-    return list(dict.fromkeys(Pair.of(p["optimizer"], p["twin"], p["init"], p.get("seed"), p.get("sigma", 0.0))
-                              for p in entries))
-
-
 def full_run_path(model: str, pair: Pair) -> str:
     """results/runs/table9/<model>/<optimizer>/<twin variant>/init<init>_seed<twin seed>.json"""
     return f"results/runs/table9/{model}/{pair.optimizer}/{pair.variant}/init{pair.init_seed}_seed{pair.twin_seed}.json"

@@ -45,6 +45,14 @@ class Pair:
         return cls(optimizer, twin, int(init), int(default if seed is None else seed), float(sigma))
 
     @classmethod
+    def listed(cls, entries: list[dict]) -> list[Pair]:
+        """A config's list of pairs (a twin set, Table 9's pairs, the merging extension's: keys
+        optimizer, twin, init, and seed and sigma where needed) as pairs, in listed order, each
+        once: the one reading of a configured pair."""
+        return list(dict.fromkeys(cls.of(p["optimizer"], p["twin"], p["init"], p.get("seed"), p.get("sigma", 0.0))
+                                  for p in entries))
+
+    @classmethod
     def from_row(cls, row) -> Pair:
         """A pair from a rule's params row, [optimizer, twin, init, twin seed, sigma]."""
         optimizer, twin, init, seed, sigma = row

@@ -30,8 +30,7 @@ def key(pair: Pair) -> tuple:
 
 def sets_of(settings: dict) -> dict[str, list[Pair]]:
     """The config's run sets as pairs (§10), in their listed order."""
-    return {name: [Pair.of(p["optimizer"], p["twin"], p["init"], p.get("seed"), p.get("sigma", 0.0)) for p in pairs]
-            for name, pairs in settings["sets"].items()}
+    return {name: Pair.listed(entries) for name, entries in settings["sets"].items()}
 
 
 def unique_pairs(sets: dict[str, list[Pair]]) -> list[Pair]:

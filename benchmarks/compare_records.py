@@ -1,5 +1,6 @@
 """Compare the records of two results trees: every results/**/*.json of either, field by field,
-timing aside (a record's ``wall_s`` and the ``digest`` that covers it, in bundles per member too).
+timing aside (gaugelab.core.sealed.TIMING: a record's ``wall_s``, a census row's ``seconds`` and the
+``digest`` that covers them, in bundles per member too).
 Other result files (tables, CSVs) are compared byte for byte. Exits 1 on any difference.
 
     python benchmarks/compare_records.py OLD_ROOT NEW_ROOT [--only results/runs/twins ...]
@@ -13,15 +14,9 @@ import json
 import sys
 from pathlib import Path
 
-TIMING = {"wall_s", "digest"}  # the job's time, and the payload digest that includes it
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this checkout's engine, installed or not
 
-
-def untimed(value):
-    if isinstance(value, dict):
-        return {k: untimed(v) for k, v in value.items() if k not in TIMING}
-    if isinstance(value, list):
-        return [untimed(v) for v in value]
-    return value
+from gaugelab.core.sealed import TIMING, content  # noqa: E402
 
 
 def files(root: Path, only: list[str]) -> dict[str, Path]:
@@ -49,7 +44,7 @@ def main():
         a, b = old[rel].read_bytes(), new[rel].read_bytes()
         if a == b:
             same_bytes += 1
-        elif rel.endswith(".json") and untimed(json.loads(a)) == untimed(json.loads(b)):
+        elif rel.endswith(".json") and content(json.loads(a), TIMING) == content(json.loads(b), TIMING):
             same_untimed += 1
         else:
             differ.append(rel)

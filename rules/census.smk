@@ -6,6 +6,9 @@
 from gaugelab.tools import census as gaugelab_census
 
 
+include: "checks/census.smk"
+
+
 # Census: one library's optimizers, one JSON record
 rule census_library:
     input:

@@ -17,7 +17,6 @@ if config.get("numerics") is not None:
     os.environ.update(GAUGELAB_NUMERICS=str(config["numerics"]))
 
 from gaugelab import configuration as gaugelab_configuration
-from gaugelab.core import config as gaugelab_config
 from gaugelab.core import records as gaugelab_records
 from gaugelab.core import runtime as gaugelab_runtime
 from gaugelab.attention import corpus as gaugelab_corpus
@@ -31,40 +30,45 @@ from gaugelab.paper import twin_summary as gaugelab_twin_summary
 from gaugelab.attention import twins as gaugelab_twins
 from gaugelab.attention import pairs as gaugelab_pairs
 
-# Snakemake has read the config files already, keeping the last of a key given twice: each is
-# read again, strictly (gaugelab.core.config.read), so that a repeated key stops the run here, naming
-# the file, the key and its lines.
-for _configfile in dict.fromkeys(workflow.configfiles):
-    try:
-        gaugelab_config.read(_configfile)
-    except gaugelab_config.ConfigError as error:
-        sys.exit(f"gaugelab: {error}")
+# The char-LM corpus's copy in the working folder (rules/data.smk fetches it).
+CORPUS = "resources/tinyshakespeare/input.txt"
 
-# Fills the schema's defaults and fails, naming the key, on anything unknown or out of range: one
-# line per problem and no traceback (a user error), before any job. A job's own process (each
-# cluster job reads this file again) leaves out building the diagnostic's optimizers: the main
-# process has built them.
-try:
-    gaugelab_configuration.validate(config, build_optimizers=workflow.is_main_process)
-    NUMERICS = gaugelab_runtime.available_mode()  # portable is refused here where it cannot hold
-except (gaugelab_config.ConfigError, gaugelab_runtime.NumericsError) as error:
-    sys.exit(f"gaugelab: {error}")
+# Each config file read again strictly (a key given twice stops the run, naming the file, the key
+# and its lines), the schema's defaults filled, anything unknown or out of range refused naming the
+# key, portable numerics refused where they cannot hold, a configured corpus verified: one line per
+# problem and no traceback, before any job (gaugelab.configuration.for_workflow). A job's own
+# process (each cluster job reads this file again) leaves out building the diagnostic's optimizers.
+NUMERICS = gaugelab_configuration.for_workflow(config, workflow.configfiles, workflow.is_main_process, CORPUS)
 
 # Every sensing experiment by name with its resolved settings: the zoo and the arms of Section
 # 5's controls, each derived from the zoo's testbed (gaugelab.sensing.controls).
 SENSING = gaugelab_controls.sensing_experiments(config)
 SENSING_EXPERIMENTS = list(SENSING)
 
-# Opt-in targets (`snakemake section8`): target -> its comparison part, its products and its
-# sensing experiments. Once it has run (its part exists) or when it is asked for, its rows join
-# the comparison, its records the numerics table and its products `rule all` and the report.
-OPT_IN = {}
+
+def opt_in_targets():
+    """Opt-in targets (`snakemake section8`), in the paper's order: target -> its comparison part,
+    its products and its sensing experiments. Once it has run (its part exists) or when it is asked
+    for, its rows join the comparison, its records the numerics table and its products `rule all`
+    and the report."""
+    return {
+        "signum_audit": {
+            "part": "results/signum_audit/comparison.csv",
+            "products": [*rules.signum_audit_diagnostics.output, *rules.signum_audit_tables.output],
+            "experiments": list(AUDIT_ARMS.values()),
+        },
+        "section8": {
+            "part": "results/section8/comparison.csv",
+            "products": [*rules.phase_tables.output, *rules.phase_figure.output],
+            "experiments": list(PHASE_ARMS.values()),
+        },
+    }
 
 
 def opt_in_ran():
     """The opt-in targets asked for on this command line or run before (their part exists)."""
     asked = set(getattr(workflow.dag_settings, "targets", None) or ())
-    return [target for target, opt in OPT_IN.items() if target in asked or Path(opt["part"]).exists()]
+    return [target for target, opt in opt_in_targets().items() if target in asked or Path(opt["part"]).exists()]
 
 
 def comparison_parts(wildcards):
@@ -77,7 +81,7 @@ def comparison_parts(wildcards):
         "results/table9/comparison.csv",
         "results/dial/comparison.csv",
     ]
-    return parts + [OPT_IN[target]["part"] for target in opt_in_ran()]
+    return parts + [opt_in_targets()[target]["part"] for target in opt_in_ran()]
 
 
 def default_targets(wildcards=None):
@@ -99,7 +103,7 @@ def default_targets(wildcards=None):
 
 
 def opt_in_products(wildcards=None):
-    return [path for target in opt_in_ran() for path in OPT_IN[target]["products"]]
+    return [path for target in opt_in_ran() for path in opt_in_targets()[target]["products"]]
 
 
 wildcard_constraints:
@@ -285,7 +289,7 @@ def comparison_records():
     """Every record the comparison rests on (the numerics table reads them): the default target's
     and those of the opt-in targets that ran."""
     ran = opt_in_ran()
-    skipped = {e for target, opt in OPT_IN.items() if target not in ran for e in opt["experiments"]}
+    skipped = {e for target, opt in opt_in_targets().items() if target not in ran for e in opt["experiments"]}
     paths = [p for e in SENSING_EXPERIMENTS if e not in skipped for p in experiment_runs(e)]
     paths += [p for e in RERUN_EXPERIMENTS for p in sensitivity_bundles(e)]
     paths += dial_runs() + twin_runs()
@@ -359,94 +363,3 @@ def checked_runs(experiment, cells):
             run_provenance(experiment, method, lr, seed),
         )
     ]
-
-
-# --- the checks of each family's records (used by its rules file; the names they read, such as
-# T9 and DIAGNOSE_PLAN, are defined there: input functions run after every file is read) -------
-
-
-def census_checked(wildcards):
-    """The set-aside inputs of a library's census file (rules/common.smk: checked)."""
-    settings = {k: v for k, v in config["census"].items() if k != "libraries"}
-    return checked(
-        f"results/census/{wildcards.library}.json",
-        gaugelab_records.CENSUS_SCHEMA,
-        gaugelab_records.provenance({"library": wildcards.library}, {**settings, "names": None}),
-    )
-
-
-def diagnose_checked(wildcards):
-    """The set-aside inputs of the diagnosis files (rules/common.smk: checked)."""
-    s = config["diagnose"]
-    return [
-        marker
-        for label, item in DIAGNOSE_PLAN.items()
-        for marker in checked(
-            f"results/diagnose/runs/{label}.json",
-            gaugelab_records.DIAGNOSE_SCHEMA,
-            gaugelab_diagnose.provenance(
-                item["source"],
-                item["testbeds"],
-                steps=s["steps"],
-                lr=item["lr"],
-                dtype=s["dtype"],
-                options=item["options"],
-                sizes={name: s[name] for name in item["testbeds"]},
-            ),
-        )
-    ]
-
-
-def t9_full_provenance(model, pair):
-    return gaugelab_float64.provenance(model, pair, T9_SETTINGS, T9["steps"][model])
-
-
-def t9_full_checked(pairs):
-    """The set-aside inputs of one full-length job: its pairs' records (rules/common.smk: checked)."""
-    return lambda w: [
-        marker
-        for pair in pairs
-        for marker in checked(
-            gaugelab_float64.full_run_path(w.model, pair),
-            gaugelab_records.TWIN_SCHEMA,
-            t9_full_provenance(w.model, pair),
-        )
-    ]
-
-
-def t9_existing(wildcards):
-    """The full-length records already on disk that can be used (Table 9 is built from whatever
-    exists: rerun the default target after the `gpu` target to fold them in)."""
-    return [
-        gaugelab_float64.full_run_path(model, pair)
-        for model in T9["configs"]
-        for pair in T9_PAIRS
-        if usable(
-            gaugelab_float64.full_run_path(model, pair), gaugelab_records.TWIN_SCHEMA, t9_full_provenance(model, pair)
-        )
-    ]
-
-
-def t9_unusable(wildcards):
-    """Full-length records on disk that cannot be used (e.g. a short run where a full one belongs)
-    are set aside before Table 9 is built; their pairs count as not run."""
-    return [
-        marker
-        for model in T9["configs"]
-        for pair in T9_PAIRS
-        for marker in checked(
-            gaugelab_float64.full_run_path(model, pair), gaugelab_records.TWIN_SCHEMA, t9_full_provenance(model, pair)
-        )
-    ]
-
-
-def t9_step1_checked(wildcards):
-    provenance = gaugelab_float64.step1_provenance(wildcards.model, T9_SETTINGS, T9_PAIRS)
-    return checked(gaugelab_float64.step1_path(wildcards.model), gaugelab_records.TWIN_BUNDLE_SCHEMA, provenance)
-
-
-def t9_step1_part_checked(wildcards):
-    pairs = T9_COPY1[(wildcards.optimizer, int(wildcards.init))]
-    provenance = gaugelab_float64.step1_provenance(wildcards.model, T9_SETTINGS, pairs)
-    path = gaugelab_float64.step1_part_path(wildcards.model, wildcards.optimizer, wildcards.init)
-    return checked(path, gaugelab_records.TWIN_BUNDLE_SCHEMA, provenance)

@@ -1,10 +1,8 @@
 # Input data: the char-LM corpus (tiny-Shakespeare), verified against its sha256.
 #
-# A configured local copy is checked when the workflow is parsed, so a wrong file stops the run
-# before any job starts. Without one the corpus is downloaded from its public origin by the first
+# A configured local copy is checked when the workflow is parsed (rules/common.smk), so a wrong
+# file stops the run before any job starts. Without one the corpus is downloaded from its public origin by the first
 # job to run (highest priority), and verified there; a failed download names the way out.
-
-CORPUS = "resources/tinyshakespeare/input.txt"
 
 
 # On a cluster the download runs where the workflow runs: compute nodes often have no network.
@@ -13,11 +11,6 @@ localrules:
 
 
 _corpus = config["data"]["tinyshakespeare"]
-if _corpus.get("path") and not Path(CORPUS).exists():
-    try:
-        gaugelab_corpus.verify(_corpus["path"], _corpus["sha256"])
-    except gaugelab_corpus.CorpusError as error:
-        sys.exit(f"gaugelab: config key data/tinyshakespeare/path: {error}")
 
 
 rule tinyshakespeare:

@@ -4,6 +4,10 @@
 
 from gaugelab.tools import diagnose as gaugelab_diagnose
 
+
+include: "checks/diagnose.smk"
+
+
 DIAGNOSE_PLAN = gaugelab_diagnose.plan(config["diagnose"])
 
 

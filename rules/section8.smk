@@ -93,10 +93,3 @@ rule section8:
         rules.phase_tables.output,
         rules.phase_figure.output,
         rules.phase_comparison.output,
-
-
-OPT_IN["section8"] = {
-    "part": "results/section8/comparison.csv",
-    "products": [*rules.phase_tables.output, *rules.phase_figure.output],
-    "experiments": list(PHASE_ARMS.values()),
-}

@@ -104,10 +104,3 @@ rule signum_audit:
         rules.signum_audit_diagnostics.output,
         rules.signum_audit_tables.output,
         rules.signum_audit_comparison.output,
-
-
-OPT_IN["signum_audit"] = {
-    "part": "results/signum_audit/comparison.csv",
-    "products": [*rules.signum_audit_diagnostics.output, *rules.signum_audit_tables.output],
-    "experiments": list(AUDIT_ARMS.values()),
-}

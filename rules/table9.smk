@@ -14,6 +14,10 @@ from gaugelab.attention import configs as gaugelab_configs
 from gaugelab.attention import float64 as gaugelab_float64
 from gaugelab.attention import pairs as gaugelab_pairs
 
+
+include: "checks/table9.smk"
+
+
 T9 = config["table9"]
 T9_PAIRS = gaugelab_pairs.Pair.listed(T9["pairs"])
 # What determines a run besides its key, step budget and device; the merge block and the lists
@@ -29,7 +33,7 @@ T9_COPY1 = gaugelab_pairs.by_base(T9_PAIRS)
 
 # The char-LM's verified corpus, for the text configuration only.
 T9_CORPUS = lambda wildcards: [CORPUS] if wildcards.model == gaugelab_configs.TEXT else []
-# Full-length records on disk are folded into Table 9 when they can be used (rules/common.smk:
+# Full-length records on disk are folded into Table 9 when they can be used (rules/checks/table9.smk:
 # t9_existing) and set aside when not (t9_unusable).
 
 

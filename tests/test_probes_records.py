@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from gaugelab.core import records, runtime
+from gaugelab.core import records, runtime, sealed
 
 pytestmark = pytest.mark.workflow
 
@@ -245,21 +245,16 @@ def test_the_run_sets_each_bad_file_aside_naming_the_problem(planted, rerun, pro
     assert len(kept) == 1 and kept[0].is_file() and not kept[0].is_symlink()
 
 
-def without_timing(value):
-    """A record's content but for its wall-clock time (and the digest that covers it)."""
-    if isinstance(value, dict):
-        return {k: without_timing(v) for k, v in value.items() if k not in ("wall_s", "digest")}
-    return [without_timing(v) for v in value] if isinstance(value, list) else value
-
-
 def test_the_run_ends_byte_identical_to_the_undisturbed_one(smoke, planted, rerun):
     ours, theirs = tree(planted), tree(smoke)
     products = [p for p in theirs if p.startswith("results/") and not p.startswith("results/runs/")]
     differ = [p for p in products if ours.get(p, (None,))[0] != theirs[p][0]]
     assert not differ, differ
     runs = [p for p in theirs if p.startswith("results/runs/")]
-    differ = [p for p in runs
-              if p not in ours or without_timing(_json(planted / p)) != without_timing(_json(smoke / p))]
+    def untimed(root, p):
+        return sealed.content(_json(root / p), sealed.TIMING)
+
+    differ = [p for p in runs if p not in ours or untimed(planted, p) != untimed(smoke, p)]
     assert not differ, differ
     assert not (planted / SHORT_TABLE9).exists(), "the short Table 9 run must not stand in for a full one"
     assert not [p for p in ours if p.startswith("results/") and p not in theirs and "set_aside" not in p]

@@ -5,9 +5,11 @@ command line validate here; ``core.config.validate`` alone fills the defaults an
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-from .core import config as core_config
+from .attention import corpus
+from .core import config as core_config, runtime
 from .sensing import controls, dial, names, phase
 from .tools import diagnose
 
@@ -73,3 +75,26 @@ def validate(config: dict, build_optimizers: bool = True) -> dict:
 def load(path: str | Path | None = None) -> dict:
     """Read a YAML config (or none: the paper's defaults) and check it whole (``core.config.load``)."""
     return core_config.load(path, checks())
+
+
+def for_workflow(config: dict, configfiles: list, main_process: bool, corpus_copy: str) -> str:
+    """The workflow's start-up check (rules/common.smk), before any job: each config file read
+    again strictly (Snakemake keeps the last of a key given twice, without a word), the whole
+    config checked with its defaults filled in place, the numerics mode held to this machine, and
+    a configured local corpus verified unless its copy ``corpus_copy`` is there. A problem ends the
+    process with one line per problem and no traceback (a user's error). Returns the numerics mode.
+    ``main_process``: see :func:`checks` (a cluster job's process leaves out building optimizers)."""
+    try:
+        for path in dict.fromkeys(configfiles):
+            core_config.read(path)
+        validate(config, build_optimizers=main_process)
+        mode = runtime.available_mode()  # portable is refused here where it cannot hold
+    except (core_config.ConfigError, runtime.NumericsError) as error:
+        sys.exit(f"gaugelab: {error}")
+    local = config["data"]["tinyshakespeare"].get("path")
+    if local and not Path(corpus_copy).exists():
+        try:
+            corpus.verify(local, config["data"]["tinyshakespeare"]["sha256"])
+        except corpus.CorpusError as error:
+            sys.exit(f"gaugelab: config key data/tinyshakespeare/path: {error}")
+    return mode

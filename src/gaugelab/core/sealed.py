@@ -30,9 +30,13 @@ from pathlib import Path
 UMASK = os.umask(0o022)
 os.umask(UMASK)
 
-CIRCUMSTANCES = frozenset({"wall_s", "environment", "digest"})  # a JSON record's fields that say when and
-# where it was made (its wall-clock time; its machine, versions, threads and SLURM job), and the
-# payload digest that covers them: what differs between two runs of one computation
+# A JSON record's fields that say when it was made (its job's wall-clock time, a census row's
+# measured seconds) and the payload digest that covers them: what differs between two runs of one
+# computation on one machine.
+TIMING = frozenset({"wall_s", "seconds", "digest"})
+# ... and where (its machine, versions, threads and SLURM job): what differs between two runs of
+# one computation anywhere.
+CIRCUMSTANCES = TIMING | {"environment"}
 
 _made_from: tuple[str, ...] = ()  # the seal lines naming what this process's products are made from
 
@@ -55,11 +59,12 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
         raise
 
 
-def content(value):
-    """A JSON value without its :data:`CIRCUMSTANCES`, at any depth (a bundle's members have theirs)."""
+def content(value, leave_out: frozenset = CIRCUMSTANCES):
+    """A JSON value without the fields ``leave_out`` (:data:`CIRCUMSTANCES`, or :data:`TIMING`
+    to compare two runs on one machine), at any depth: a bundle's members have theirs."""
     if isinstance(value, dict):
-        return {k: content(v) for k, v in value.items() if k not in CIRCUMSTANCES}
-    return [content(v) for v in value] if isinstance(value, list) else value
+        return {k: content(v, leave_out) for k, v in value.items() if k not in leave_out}
+    return [content(v, leave_out) for v in value] if isinstance(value, list) else value
 
 
 _digests: dict[tuple, str] = {}  # (path, size, mtime) -> digest: a parse checks many seals naming one input

@@ -47,17 +47,20 @@ SENSING_EXPERIMENTS = list(SENSING)
 
 
 def opt_in_targets():
-    """Opt-in targets (`snakemake section8`), in the paper's order: target -> its comparison part,
-    its products and its sensing experiments. Once it has run (its part exists) or when it is asked
+    """Opt-in targets (`snakemake section8`), in the paper's order: target -> the report section
+    its products fall in (gaugelab.paper.pages.PRODUCT_SECTIONS), its comparison part, its products
+    and its sensing experiments. Once it has run (its part exists) or when it is asked
     for, its rows join the comparison, its records the numerics table and its products `rule all`
     and the report."""
     return {
         "signum_audit": {
+            "section": "App. D.10",
             "part": "results/signum_audit/comparison.csv",
             "products": [*rules.signum_audit_diagnostics.output, *rules.signum_audit_tables.output],
             "experiments": list(AUDIT_ARMS.values()),
         },
         "section8": {
+            "section": "Section 8",
             "part": "results/section8/comparison.csv",
             "products": [*rules.phase_tables.output, *rules.phase_figure.output],
             "experiments": list(PHASE_ARMS.values()),
@@ -100,6 +103,12 @@ def default_targets(wildcards=None):
         *rules.comparison.output,
         *rules.report_pages.output,
     ]
+
+
+def opt_in_not_run(wildcards=None):
+    """The report sections of the opt-in targets that have not run: section -> target."""
+    ran = opt_in_ran()
+    return {opt["section"]: target for target, opt in opt_in_targets().items() if target not in ran}
 
 
 def opt_in_products(wildcards=None):

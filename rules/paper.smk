@@ -65,6 +65,7 @@ rule report_pages:
         "../envs/gaugelab.yaml"
     params:
         products=lambda w: [str(p) for p in default_targets() + opt_in_products()],
+        not_run=opt_in_not_run,
     message:
         "The report's landing page (the verdict first) and the reproduction appendix"
     script:

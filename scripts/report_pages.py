@@ -20,7 +20,7 @@ links = pages.by_section([Path(p).name for p in products if p.endswith((".html",
                           and p.startswith(("results/tables/", "results/figures/"))])
 intro = Path(snakemake.input.intro).read_text()
 numerics = records.read_table(snakemake.input.numerics)
-sealed.write(snakemake.output.landing, pages.landing_rst(intro, comparison, links, numerics))
+sealed.write(snakemake.output.landing, pages.landing_rst(intro, comparison, links, numerics, snakemake.params.not_run))
 here = Path(snakemake.output.appendix).parent
 relative = lambda p: os.path.relpath(p, here)
 latex_tables = pages.by_section([relative(p) for p in products

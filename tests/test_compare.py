@@ -86,6 +86,17 @@ def test_the_counts_and_the_landing_page_name_every_row_that_is_not_exact():
     assert "rests on 9 records, made under native (ATen AVX512, MKL 2024.2) numerics on AMD EPYC 9R14." in page
 
 
+def test_the_landing_page_names_the_opt_in_targets_that_did_not_run_in_their_sections_place():
+    values = published.table2()[:2]
+    merged = compare.complete(compare.rows(values, {}))
+    links = pages.by_section(["phase.html", "table2.html", "dial.png", "census.html"])
+    page = pages.landing_rst("Intro.", merged, links, None, {"App. D.10": "signum_audit"})
+    sections = page.split("Sections\n--------\n")[1].split("{% endraw %}")[0].strip().splitlines()
+    assert sections == ["- Section 5: `table2.html`_", "- Section 7: `dial.png`_", "- Section 8: `phase.html`_",
+                        "- App. D.10: not run here (opt-in: ``snakemake signum_audit``)",
+                        "- Beyond the paper: `census.html`_"]
+
+
 def _table2_cells(rmsprop_at_001: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Table 2's summary with every method selected at its published lr and its published rec and
     erank, except RMSProp, which the selection takes at lr 0.01 (``rmsprop_at_001``: its score

@@ -30,6 +30,17 @@ def test_every_rule_has_a_card_of_its_class():
     assert all(key == card.key for key, card in cards.ALL.items())
 
 
+def test_a_control_has_a_card_and_a_rule_outside_the_registry():
+    """ScaledGD (the GPU ladder's control) updates U and V jointly: make() builds it, the registry
+    (which the diagnostic and the twins run) leaves it out, and its class is "ctrl", in no split."""
+    assert set(optim.CONTROLS) == {k for k, c in cards.ALL.items() if c.control} == {cards.SCALEDGD}
+    assert not set(optim.CONTROLS) & set(optim.REGISTRY)
+    assert optim.make(cards.SCALEDGD).equivariant == cards.card(cards.SCALEDGD).equivariant
+    assert cards.klass(cards.SCALEDGD) == "ctrl" and cards.SCALEDGD in cards.sensing()
+    pairs = [("gd", 0.1), ("adam", 0.5), (cards.SCALEDGD, 0.9)]  # ScaledGD's rec would make it an OVERLAP
+    assert select.clean_split_from_values(pairs)["verdict"] == "CLEAN"
+
+
 def test_every_twin_card_has_the_twins_form_of_its_rule():
     """optim.ATTENTION is the twins' one definition of their rules: one per twin card, of the card's
     class and named after the registry rule it runs (SGD is momentum, Muon the hybrid)."""
@@ -79,7 +90,7 @@ def test_names_colours_and_orders_are_the_papers():
     """What the tables and figures printed before the cards, verbatim: outputs stay byte-identical."""
     latex = {"muon": "Muon", "gd": "GD", "scalar_adam": "scalar-Adam ($p{=}0$)", "shampoo": "Shampoo",
              "lion": "Lion", "signum": "signum", "rmsprop": "RMSProp", "adafactor": "Adafactor",
-             "adam": "Adam", "momentum": "momentum"}
+             "adam": "Adam", "momentum": "momentum", "scaledgd": "ScaledGD"}
     assert {k: cards.label(k) for k in cards.sensing()} == latex
     assert {k: cards.plain(k) for k in cards.sensing()} == {k: v.replace("$p{=}0$", "p=0") for k, v in latex.items()}
     assert {k: cards.short(k) for k in cards.twin_optimizers()} == {"adam": "Adam", "sgd": "SGD",

@@ -126,3 +126,31 @@ def test_unknown_optimizer_names_the_choices():
 def test_classes_match_the_paper():
     assert optim.EQUIVARIANT == {"gd", "momentum", "scalar_adam", "muon", "shampoo"}
     assert {m for m in optim.REGISTRY if select.klass(m) == "eq"} == optim.EQUIVARIANT  # the cards' classes
+
+
+def test_scaledgd_one_step_against_the_formula():
+    """§3.6 written out with explicit inverses: U's step preconditioned by V's Gram, then V's by the
+    updated U's, each damped by 1e-4 mean(diag(Gram)) + 1e-12; two runs at two lrs."""
+    g = torch.Generator().manual_seed(0)
+    u, v, g_u, g_v = (torch.randn(3, 2, generator=g, dtype=torch.float64) for _ in range(4))
+    rule = optim.make("scaledgd")
+    state = rule.init([batch(u), batch(v)])
+    (d_u, d_v), state = rule.update([batch(g_u), batch(g_v)], state, LRS, 1)
+
+    def damped_inverse(p):
+        gram = p.T @ p
+        lam = 1e-4 * torch.diagonal(gram).mean() + 1e-12
+        return torch.linalg.inv(gram + lam * torch.eye(2, dtype=torch.float64))
+
+    for run, lr in enumerate(LRS.tolist()):
+        u_new = u - lr * g_u @ damped_inverse(v)
+        v_new = v - lr * g_v @ damped_inverse(u_new)  # the already updated U
+        assert torch.allclose(u + d_u[run], u_new, rtol=1e-12, atol=1e-14)
+        assert torch.allclose(v + d_v[run], v_new, rtol=1e-12, atol=1e-14)
+        assert torch.equal(state["P"][0][run], u + d_u[run]) and torch.equal(state["P"][1][run], v + d_v[run])
+
+
+def test_scaledgd_is_a_control_outside_the_registry():
+    assert "scaledgd" in optim.CONTROLS and "scaledgd" not in optim.REGISTRY
+    with pytest.raises(ValueError, match="scaledgd"):
+        optim.make("no_such_rule")

@@ -27,6 +27,7 @@ class Card:
     twin: int = 0       # row in the twin tables and the config's twin optimizer enum
     table9: int = 0     # row in Table 9
     lr_aux: bool = False  # the twins' form is a hybrid: Adam at the config's lr_aux on the non-matrices
+    control: bool = False  # a control of one experiment (optim.CONTROLS): class "ctrl", in no split check
 
     def __post_init__(self):
         object.__setattr__(self, "plain", self.plain or self.label)
@@ -41,7 +42,7 @@ EQ, CW = True, False
 # and here only (tests/test_cards.py). A new optimizer needs one only where an analysis names it.
 GD, MOMENTUM, ADAM, SCALAR_ADAM, RMSPROP = "gd", "momentum", "adam", "scalar_adam", "rmsprop"
 SIGNUM, LION, ADAFACTOR, MUON, SHAMPOO = "signum", "lion", "adafactor", "muon", "shampoo"
-SGD, ADAM_P = "sgd", "adam_p"
+SGD, ADAM_P, SCALEDGD = "sgd", "adam_p", "scaledgd"
 
 # In the schema's enum order: the sensing methods, then the twins' SGD, then the dial.
 ALL: dict[str, Card] = {card.key: card for card in (
@@ -56,6 +57,8 @@ ALL: dict[str, Card] = {card.key: card for card in (
     Card(ADAFACTOR, CW, "Adafactor", colour="#CC79A7", zoo=True),
     Card(MUON, EQ, "Muon", colour="#0072B2", zoo=True, twin=4, table9=3, lr_aux=True),  # twins: the hybrid
     Card(SHAMPOO, EQ, "Shampoo", colour="#009E73", zoo=True),
+    # The GPU ladder's control (sensing.md §3.6): gauge-equivariant under the orthogonal gauge.
+    Card(SCALEDGD, EQ, "ScaledGD", control=True),
     # The attention twins' SGD is heavy-ball momentum (optim.momentum) under the paper's name.
     Card(SGD, EQ, "SGD", colour="#8C8C8C", sensing=False, twin=2, table9=4),
     # Adam-p's class at its default p = 1 (Adam); the dial sets p and convention per run.
@@ -97,9 +100,10 @@ def plain_word(word: str) -> str:
 
 
 def klass(key: str) -> str:
-    """"eq" or "cw": the a-priori class; a key without a card counts as coordinate-wise."""
+    """"eq" or "cw": the a-priori class; a key without a card counts as coordinate-wise; a control
+    (ScaledGD) is "ctrl", on neither side of a split."""
     found = ALL.get(key)
-    return "eq" if found and found.equivariant else "cw"
+    return "ctrl" if found and found.control else "eq" if found and found.equivariant else "cw"
 
 
 def sensing() -> list[str]:

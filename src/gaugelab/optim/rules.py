@@ -209,11 +209,9 @@ ATTENTION: dict[str, Callable[..., Rule]] = {
 def attention_rule(name: str, matrix: Sequence[bool], beta: float | None, lr_aux: float | None) -> Rule:
     """``name``'s rule as the attention twins run it (:data:`ATTENTION`); an unknown name fails,
     listing the known ones."""
-    try:
-        form = ATTENTION[name]
-    except KeyError:
-        raise ValueError(f"unknown twin optimizer {name!r}; known: {', '.join(ATTENTION)}") from None
-    return form(list(matrix), beta, lr_aux)
+    if name not in ATTENTION:
+        raise ValueError(f"unknown twin optimizer {name!r}; known: {', '.join(ATTENTION)}")
+    return ATTENTION[name](list(matrix), beta, lr_aux)
 
 
 def per_run_map(fn: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
@@ -370,27 +368,42 @@ def adam_p(p: float = 1.0, convention: str = "rms", beta1: float = BETA1, beta2:
 # The registry: name -> factory. Each name has a card in gaugelab.optim.cards (its labels, colour, class
 # and tables; tests/test_cards.py checks). The diagnostic's default target runs them in this order.
 REGISTRY: dict[str, Callable[..., Rule]] = {
-    "gd": gd,
-    "momentum": momentum,
-    "scalar_adam": scalar_adam,
-    "muon": muon,
-    "shampoo": shampoo,
-    "adam": adam,
-    "rmsprop": rmsprop,
-    "signum": signum,
-    "lion": lion,
-    "adafactor": adafactor,
-    "adam_p": adam_p,
-}
+    "gd": gd, "momentum": momentum, "scalar_adam": scalar_adam, "muon": muon, "shampoo": shampoo, "adam": adam,
+    "rmsprop": rmsprop, "signum": signum, "lion": lion, "adafactor": adafactor, "adam_p": adam_p}
 EQUIVARIANT = frozenset(name for name in REGISTRY if REGISTRY[name]().equivariant)
 
 
+def scaledgd(damping: float = 1e-4) -> Rule:
+    """U <- U - lr G_U (VᵀV + λI)⁻¹, then V <- V - lr G_V (UᵀU + λI)⁻¹ with the updated U; λ = damping
+    · mean(diag(Gram)) + 1e-12 (spec: sensing.md §3.6, the GPU ladder's control at n = 128). It needs
+    the factors, which rules are not passed: its state keeps a copy, advanced by the deltas the caller
+    adds (the same elementwise add, so the same bits). Its params are exactly [U, V]."""
+
+    def step(g, p, lr):
+        gram = p.mT @ p  # (B, k, k)
+        lam = damping * gram.diagonal(dim1=-2, dim2=-1).mean(dim=-1) + 1e-12  # (B,)
+        eye = torch.eye(gram.shape[-1], dtype=gram.dtype, device=gram.device)
+        return -(per_run(lr, g) * torch.linalg.solve(gram + lam[:, None, None] * eye, g, left=False))
+
+    def update(grads, state, lr, t):
+        (u, v), (g_u, g_v) = state["P"], grads
+        d_u = step(g_u, v, lr)
+        d_v = step(g_v, u + d_u, lr)
+        return [d_u, d_v], {"P": [u + d_u, v + d_v]}
+
+    return Rule("scaledgd", True, lambda params: {"P": [p.clone() for p in params]}, update, {"damping": damping})
+
+
+# Controls that update the two factors (U, V) jointly, so they serve the sensing testbed only: the
+# diagnostic, the twins and the property tests run REGISTRY and leave them out. make() knows both.
+CONTROLS: dict[str, Callable[..., Rule]] = {"scaledgd": scaledgd}
+
+
 def make(name: str, **hparams) -> Rule:
-    """Build a registered rule by name; unknown names fail with the list of known ones."""
-    try:
-        factory = REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"unknown optimizer {name!r}; known: {', '.join(sorted(REGISTRY))}") from None
+    """Build a registered rule (or control) by name; unknown names fail with the list of known ones."""
+    factory = REGISTRY.get(name) or CONTROLS.get(name)
+    if factory is None:
+        raise ValueError(f"unknown optimizer {name!r}; known: {', '.join(sorted({*REGISTRY, *CONTROLS}))}")
     return factory(**hparams)
 
 

@@ -194,7 +194,7 @@ def test_dial_loop_checks_the_post_update_loss():
     budget, = testbed.train(inst, optim.make("gd"), [1e-4], u, v, budget=50, decayed=False, loop="dial")
     assert budget.status == "budget" and budget.steps == 50 and math.isfinite(budget.train)
     with pytest.raises(ValueError, match="unknown loop"):
-        testbed.train(inst, optim.make("gd"), [0.1], u, v, budget=1, decayed=False, loop="gpu")
+        testbed.train(inst, optim.make("gd"), [0.1], u, v, budget=1, decayed=False, loop="no_such_loop")
 
 
 def test_no_early_stop_runs_every_step_and_tol_still_decides_the_status():

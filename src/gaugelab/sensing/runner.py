@@ -11,14 +11,15 @@ import torch
 
 from .. import optim
 from ..core import progress, records, runtime
-from . import testbed
+from . import gpu, testbed
 
 T = TypeVar("T")
 
 
 def problem_size(exp: dict) -> dict:
     """The testbed sizes an experiment config implies, including the derived m."""
-    m = testbed.measurements(exp["n"], exp["rank"], exp["measurements_per_dof"])
+    count = gpu.measurements if exp.get("loop") == gpu.LOOP else testbed.measurements  # rounds / truncates
+    m = count(exp["n"], exp["rank"], exp["measurements_per_dof"])
     return {"n": exp["n"], "rank": exp["rank"], "width": exp["width"], "m": m, **_tail(exp)}
 
 

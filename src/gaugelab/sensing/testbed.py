@@ -20,7 +20,7 @@ from ..core import gauge, portable, runtime
 STATUS_INTERPOLATED, STATUS_BUDGET, STATUS_DIVERGED = "interpolated", "budget", "diverged"
 DIVERGENCE_BOUND = 1e8
 DIAL_DIVERGENCE_BOUND = 1e6
-LOOPS = ("canonical", "dial")
+LOOPS = ("canonical", "dial", "gpu")  # gpu: canonical, but a diverged run keeps its train (§2.2)
 
 
 @dataclass(frozen=True)
@@ -314,7 +314,7 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
           perturbations: list[float] | None = None, which: list[int] | None = None,
           loop: str = "canonical", early_stop: bool = True, anneal: str = "cosine", progress=None,
           observe=None, observe_every: int = 0) -> list[RunResult]:
-    """Run the canonical loop (spec §2.1), or the dial loop (§2.2), for every run at once.
+    """Run the canonical loop (spec §2.1), the dial loop or the GPU loop (§2.2) for every run at once.
 
     The dial loop has no per-step divergence test: at each check it evaluates the post-update
     loss, stops a run as diverged above 1e6 (or non-finite) and as interpolated below ``tol``;
@@ -372,7 +372,7 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
     def retire(rows: Tensor, t: int, train_loss: Tensor, status: str) -> None:
         if status == STATUS_DIVERGED:
             values = {key: [math.nan] * len(rows) for key in ("rec", "erank", "nuc", "bal")}
-            final_train = [math.nan] * len(rows)
+            final_train = train_loss[rows].tolist() if loop == "gpu" else [math.nan] * len(rows)
         else:
             # one run at a time: log/exp round by position in a vectorised kernel (see matrix_power)
             per_run = [metrics(inst.X[run_instance[active_ids[r]]], factors[r : r + 1, 0], factors[r : r + 1, 1])

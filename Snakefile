@@ -26,6 +26,7 @@ include: "rules/table9.smk"  # Section 6 in float64: Table 9; the `gpu` target; 
 include: "rules/dial.smk"  # Section 7: the Adam-p dial
 include: "rules/signum_audit.smk"  # App. D.10 (opt-in: `snakemake signum_audit`): signum's audit
 include: "rules/section8.smk"  # Section 8 (opt-in: `snakemake section8`): the Muon phase diagram
+include: "rules/ladder.smk"  # App. D.9 (opt-in: `snakemake ladder`): Table 11, the GPU size ladder
 # Beyond the paper: the equivariance diagnostic, the optimizer census (opt-in: `snakemake census`).
 include: "rules/diagnose.smk"
 include: "rules/census.smk"

@@ -22,6 +22,7 @@ from gaugelab.core import runtime as gaugelab_runtime
 from gaugelab.attention import corpus as gaugelab_corpus
 from gaugelab.sensing import controls as gaugelab_controls
 from gaugelab.sensing import dial as gaugelab_dial
+from gaugelab.sensing import ladder as gaugelab_ladder
 from gaugelab.sensing import phase as gaugelab_phase
 from gaugelab.sensing import runner as gaugelab_runner
 from gaugelab.paper import sensing_quantities as gaugelab_sq
@@ -58,6 +59,12 @@ def opt_in_targets():
             "part": "results/signum_audit/comparison.csv",
             "products": [*rules.signum_audit_diagnostics.output, *rules.signum_audit_tables.output],
             "experiments": list(AUDIT_ARMS.values()),
+        },
+        "ladder": {  # its runs are bundles of its own, not sensing experiments' records
+            "section": "App. D.9",
+            "part": "results/ladder/comparison.csv",
+            "products": [*rules.ladder_table.output],
+            "experiments": [],
         },
         "section8": {
             "section": "Section 8",
@@ -372,3 +379,35 @@ def checked_runs(experiment, cells):
             run_provenance(experiment, method, lr, seed),
         )
     ]
+
+
+# --- App. D.9's GPU problem-size ladder (opt-in: `snakemake ladder`; rules/ladder.smk) ----------
+# Each arm with its scaled grids and seeds (gaugelab.sensing.ladder); one bundle per (arm, method,
+# stage): the selection over the grid, the extension seeds at lr*, the cosine-all reruns.
+LADDER = gaugelab_ladder.arms(config)
+
+
+def ladder_bundle(arm, method, stage):
+    return f"results/runs/ladder/{arm}/{method}/{stage}.json"
+
+
+def ladder_keys():
+    """Every (arm, method, stage) the ladder runs, in Table 11's order."""
+    return [
+        [arm, method, stage]
+        for arm, exp in LADDER.items()
+        for method in exp["grids"]
+        for stage in gaugelab_ladder.stages(exp)
+    ]
+
+
+def ladder_inputs(wildcards):
+    """A later stage reads lr* from its selection's bundle; the set-aside inputs of the bundle."""
+    what, settings = gaugelab_ladder.bundle_identity(
+        wildcards.arm, LADDER[wildcards.arm], wildcards.method, wildcards.stage
+    )
+    path = ladder_bundle(wildcards.arm, wildcards.method, wildcards.stage)
+    inputs = {"set_aside": checked(path, gaugelab_records.BUNDLE_SCHEMA, gaugelab_records.provenance(what, settings))}
+    if wildcards.stage != gaugelab_ladder.SELECTION:
+        inputs["selection"] = ladder_bundle(wildcards.arm, wildcards.method, gaugelab_ladder.SELECTION)
+    return inputs

@@ -8,8 +8,12 @@ import math
 
 import pytest
 import torch
+from conftest import snakemake_smoke
 
-from gaugelab.sensing import gpu, runner, testbed
+from gaugelab import configuration
+from gaugelab.core import config, records
+from gaugelab.paper import compare, opt_in_quantities, pages, published
+from gaugelab.sensing import gpu, ladder, runner, testbed
 
 EXP = {"n": 8, "rank": 2, "width": 8, "measurements_per_dof": 2.0, "init": 1e-3, "budget": 400, "tol": 1e-7,
        "check_every": 200, "loop": gpu.LOOP, "decayed": []}
@@ -64,3 +68,110 @@ def test_scaledgd_trains_in_the_batched_loop():
     # the native numerics may round a batch differently in the last bits; a misaligned copy would not be close
     assert alone["rec"] == pytest.approx(runs[1]["rec"], rel=1e-9)
     assert alone["train"] == pytest.approx(runs[1]["train"], rel=1e-6)
+
+
+# --- the arms, lr*, Table 11 and its statements ----------------------------------------------------
+
+
+def test_the_default_arms_are_the_papers():
+    arms = ladder.arms(config.load())
+    assert list(arms) == ["canary", "n64", "n96", "n128", "n192", "n256", "n384", "n64_r2", "n64_r5", "n64_r8",
+                          "n64_r12", "n64_mdof1p25", "n64_mdof1p5", "n64_mdof3", "n64_mdof4"]
+    canary, n64, n128, n384 = arms["canary"], arms["n64"], arms["n128"], arms["n384"]
+    assert canary["extension_seeds"] == [] and canary["selection_seeds"] == [42, 123, 456] and not canary["cosine_all"]
+    assert len(n64["extension_seeds"]) == 7 and n64["cosine_all"] and n64["width"] == 64 and n64["loop"] == "gpu"
+    assert sorted(n64["decayed"]) == ["lion", "muon", "signum"]  # RMSProp constant here, unlike Table 2
+    assert n64["grids"]["gd"][0] == 0.000625 and n64["grids"]["muon"][-1] == round(0.3 * math.sqrt(40 / 64), 12)
+    assert n64["grids"]["adam"][0] == round(1e-4 * math.sqrt(64 / 40), 12) and n64["budget"] == 40000
+    assert "scaledgd" in n128["grids"] and "scaledgd" not in n64["grids"]
+    assert n384["budget"] == 60000 and list(n384["grids"]) == ["gd", "scalar_adam", "muon", "shampoo", "adam"]
+    assert arms["n64_r5"]["rank"] == 5 and arms["n64_r5"]["extension_seeds"] == [789, 1011]
+    assert runner.problem_size(arms["n64_mdof1p25"])["m"] == 469  # round(468.75)
+    assert ladder.stages(canary) == ["selection"] and ladder.stages(n64) == ["selection", "extension", "cosine_all"]
+
+
+def test_config_refuses_an_arm_it_cannot_run():
+    with pytest.raises(config.ConfigError, match="ladder/grids.*arm a runs lion"):
+        configuration.validate({"ladder": {"grids": {"gd": [0.1]}, "arms": {"a": {"n": 8, "methods": ["gd", "lion"]}}}})
+    with pytest.raises(config.ConfigError, match="ladder/extension_seeds"):
+        configuration.validate({"ladder": {"extension_seeds": [42, 7]}})
+
+
+def run(method, lr, seed, rec, train, status="budget", erank=3.0):
+    return {"experiment": "ladder_a", "method": method, "lr": lr, "seed": seed, "perturbation": 0.0, "status": status,
+            "steps": 400, "train": train, "rec": rec, "erank": erank, "nuc": 1.0, "bal": 0.0,
+            "environment": {"numerics": "native"}}
+
+
+def test_lr_star_is_s5_on_the_selection_seeds_and_its_cell_reads_every_seed():
+    exp = {"grids": {"gd": [0.01, 0.03, 0.1]}, "tol": 1e-7, "kind": "size", "n": 8, "rank": 2,
+           "measurements_per_dof": 2.0, "budget": 400}
+    selection = [run("gd", 0.01, s, 0.30, 5e-5) for s in (1, 2)] + [run("gd", 0.03, s, 0.20, 2e-4) for s in (1, 2)]
+    selection += [run("gd", 0.1, s, math.nan, 1e9, "diverged") for s in (1, 2)]
+    assert ladder.lr_star(selection, exp, "gd") == (0.01, True)  # gated at 1e-4; the grid's first: EDGE
+    extension = [run("gd", 0.01, 3, 0.36, 5e-8, "interpolated")]
+    cosine = [run("gd", 0.01, s, 0.1, 1e-8) for s in (1, 2, 3)]
+    row = ladder.cell("a", exp, "gd", {"selection": selection, "extension": extension, "cosine_all": cosine})
+    assert row["seeds"] == 3 and row["rec"] == pytest.approx(0.32) and row["cosine_all_rec"] == pytest.approx(0.1)
+    assert row["rec_sd"] == pytest.approx(math.sqrt(((0.02 ** 2) * 2 + 0.04 ** 2) / 3))  # population sd
+    assert row["worst_train"] == 5e-5 and row["statuses"] == "2 loose, 1 interp" and row["edge"]
+    assert ladder.stage_cells("extension", {**exp, "extension_seeds": [3]}, "gd", selection) == [("gd", 3, 0.01, 0.0)]
+
+
+def _cell(arm, kind, n, method, rec):
+    return {"arm": arm, "kind": kind, "n": n, "rank": 3, "mdof": 2.0, "method": method, "rec": rec}
+
+
+def test_split_leaves_out_scaledgd_and_the_statements_read_the_size_rows():
+    cells = [_cell("canary", "canary", 40, m, r) for m, r in (("gd", 0.1), ("scalar_adam", 0.2), ("adam", 0.5),
+                                                              ("muon", 1e-6))]
+    cells += [_cell("n128", "size", 128, m, r) for m, r in (("gd", 0.3), ("scalar_adam", 0.35), ("adam", 0.6),
+                                                            ("muon", 2e-5), ("lion", 0.25), ("scaledgd", 0.9))]
+    cells += [_cell("n64_r2", "rank", 64, m, r) for m, r in (("gd", 0.5), ("scalar_adam", 0.4), ("adam", 0.3))]
+    table, splits = ladder.table11(cells)
+    assert list(splits["split"]) == ["CLEAN", "OVERLAP", "OVERLAP"]  # n128: Lion below scalar-Adam; ScaledGD out
+    rows = compare.rows(published.LADDER, opt_in_quantities.ladder(table, splits))
+    assert list(rows["verdict"]) == [compare.EXACT] * 3  # the rank arm's reversed order is not read
+    assert "n128 (n = 128): 0.0000" in rows["note"].iloc[0] and "canary: CLEAN" in rows["note"].iloc[2]
+    table.loc[table["method"] == "muon", "rec"] = 1e-3
+    again = compare.rows(published.LADDER, opt_in_quantities.ladder(table, splits))
+    assert again["verdict"].iloc[0] == compare.DIFFERS
+
+
+def test_ladder_values_need_their_target():
+    merged = compare.complete(compare.rows([], {}))
+    rows = merged[merged["source"] == "Table 11"]
+    assert list(rows["verdict"]) == [compare.NOT_RUN] * 3 and "snakemake ladder" in rows["note"].iloc[0]
+    assert pages.by_section(["table11.html", "table2.html"]) == {"Section 5": ["table2.html"],
+                                                                   "App. D.9": ["table11.html"]}
+
+
+# --- the opt-in target on the smoke configuration, on the CPU ------------------------------------------
+
+
+@pytest.mark.workflow
+def test_snakemake_ladder_on_the_smoke_configuration(tmp_path):
+    """`snakemake ladder` trains only the ladder's stages (device cpu), writes Table 11 and its rows;
+    the default target's DAG then reads the part."""
+    proc = snakemake_smoke(tmp_path, "ladder", "--cores", "2")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert not (tmp_path / "results" / "zoo").exists()  # nothing of the default target ran
+    table = records.read_table(tmp_path / "results" / "ladder" / "table11.csv")
+    assert list(table["arm"].unique()) == ["n8", "n8_mdof1p25"]
+    assert list(table[table["arm"] == "n8"]["method"]) == ["gd", "scalar_adam", "muon", "adam", "scaledgd"]
+    finite = table[table["lr"].notna()]
+    assert set(finite["seeds"]) == {2} and finite["edge"].all()  # a two-point grid: lr* is always an edge
+    assert table[table["arm"] == "n8"]["cosine_all_rec"].notna().any()
+    assert table[table["arm"] == "n8_mdof1p25"]["cosine_all_rec"].isna().all()
+    bundle = records.read_bundle(tmp_path / "results/runs/ladder/n8_mdof1p25/gd/selection.json")
+    assert {r["config"]["m"] for r in bundle} == {49} and {r["config"]["dtype"] for r in bundle} == {"float64"}
+    splits = records.read_table(tmp_path / "results" / "ladder" / "splits.csv")
+    assert set(splits["split"]) <= {"CLEAN", "OVERLAP"}
+    part = records.read_table(tmp_path / "results" / "ladder" / "comparison.csv")
+    assert list(part["row"]) == ["Muon up to n = 256", "GD < scalar-Adam < Adam", "every size row"]
+    assert set(part["verdict"]) <= {compare.EXACT, compare.DIFFERS} and part["note"].str.contains("n8").all()
+    assert "ScaledGD" in (tmp_path / "results" / "tables" / "table11.html").read_text()
+    dag = snakemake_smoke(tmp_path, "--dag", "--cores", "1", "results/paper/comparison.csv")
+    assert dag.returncode == 0 and "ladder_comparison" in dag.stdout
+    again = snakemake_smoke(tmp_path, "ladder", "-n", "--cores", "1")
+    assert "Nothing to be done" in again.stdout + again.stderr

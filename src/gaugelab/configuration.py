@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .attention import corpus
 from .core import config as core_config, runtime
-from .sensing import controls, dial, names, phase
+from .sensing import controls, dial, ladder, names, phase
 from .tools import diagnose
 
 
@@ -64,7 +64,8 @@ def checks(build_optimizers: bool = True) -> tuple:
     """The experiment-level rules. ``build_optimizers=False`` leaves out building the diagnostic's
     optimizers, for a process that runs a job of a workflow whose own process has built them (a
     cluster job)."""
-    return (clashing_names, unbuildable_optimizers) if build_optimizers else (clashing_names,)
+    first = (clashing_names, ladder.problems)
+    return (*first, unbuildable_optimizers) if build_optimizers else first
 
 
 def validate(config: dict, build_optimizers: bool = True) -> dict:

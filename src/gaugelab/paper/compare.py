@@ -120,6 +120,7 @@ def requirement(v: published.Value) -> str:
 TARGETS = {"gpu": "`snakemake gpu` (the full-length float64 runs)",
            "section8": "`snakemake section8` (Section 8's phase diagram, opt-in)",
            "signum_audit": "`snakemake signum_audit` (App. D.10's signum audit, opt-in)",
+           "ladder": "`snakemake ladder` (App. D.9's GPU problem-size ladder, opt-in; float64, meant for a GPU)",
            "phase_fine": "the phase diagram's GPU fine grid (sensing.md §13.3), which this workflow does not run yet"}
 
 

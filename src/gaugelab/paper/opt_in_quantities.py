@@ -1,6 +1,6 @@
 """The reproduced counterparts of the opt-in targets' published values, beside
-:mod:`sensing_quantities`' for Sections 5 and 7: Section 8's crossing tau* (published.SECTION8) and
-App. D.10's audit cell (published.SIGNUM_AUDIT)."""
+:mod:`sensing_quantities`' for Sections 5 and 7: Section 8's crossing tau* (published.SECTION8),
+App. D.10's audit cell (published.SIGNUM_AUDIT) and App. D.9's Table 11 statements (published.LADDER)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pandas as pd
 from ..optim import cards
 from ..sensing import phase
 from .compare import Found
-from .published import SIGNUM_AUDIT
+from .published import LADDER, SIGNUM_AUDIT
 
 
 def section8(table: pd.DataFrame) -> dict:
@@ -42,3 +42,36 @@ def signum_audit(table: pd.DataFrame, zoo_summary: pd.DataFrame, zoo_spread: dic
         note += "; a run stopped before T: not the no-early-stop run"
     return {SIGNUM_AUDIT[0].key: Found(float(hit["rec"].iloc[0]), f"signum_audit_T{budget}_cos, lr {lr:g}",
                                        note=note, **zoo_spread)}
+
+
+ESSENTIALLY_EXACT = 5e-5  # "recovers essentially exactly": a mean rec that prints 0.0000 at Table 11's 4 decimals
+MUON_UP_TO = 256  # the largest n of the published Muon statement
+ROWS_READ = ("canary", "size")  # "at every n": the canary and the size ladder, not the rank and m/dof arms
+
+
+def ladder(table: pd.DataFrame, splits: pd.DataFrame) -> dict:
+    """§14.5's three statements as yes/no checks (1 = holds) on the reproduced Table 11, each note
+    naming the rows it read and their values (``table``, ``splits``: ladder.table11's)."""
+    rows = table[table["kind"].isin(ROWS_READ)]
+    found = {}
+    muon = rows[(rows["method"] == cards.MUON) & (rows["n"] <= MUON_UP_TO)]
+    if len(muon):
+        holds = bool((muon["rec"] < ESSENTIALLY_EXACT).all())
+        note = "; ".join(f"{r['arm']} (n = {r['n']}): {r['rec']:.4f}" for _, r in muon.iterrows())
+        found[LADDER[0].key] = Found(float(holds), f"Muon's mean rec at lr* < {ESSENTIALLY_EXACT:g}", note=note)
+    order, notes = [], []
+    for arm, group in rows.groupby("arm", sort=False):
+        rec = group.set_index("method")["rec"]
+        if {cards.GD, cards.SCALAR_ADAM, cards.ADAM} <= set(rec.index):
+            gd, scalar, adam = rec[cards.GD], rec[cards.SCALAR_ADAM], rec[cards.ADAM]
+            order.append(bool(gd < scalar < adam))
+            notes.append(f"{arm}: {gd:.4f} < {scalar:.4f} < {adam:.4f}" + ("" if order[-1] else " fails"))
+    if order:
+        found[LADDER[1].key] = Found(float(all(order)), "mean rec at lr*, GD, scalar-Adam, Adam", note="; ".join(notes))
+    size = splits[splits["kind"] == "size"]
+    if len(size):
+        holds = bool((size["split"] == "OVERLAP").all())
+        note = "; ".join(f"{r['arm']}: {r['split']}" for _, r in splits[splits["kind"].isin(ROWS_READ)].iterrows())
+        found[LADDER[2].key] = Found(float(holds), "each size row's split check (ScaledGD excluded)",
+                                     note=note + " (the canary is listed, not counted)")
+    return found

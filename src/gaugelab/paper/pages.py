@@ -288,6 +288,7 @@ PRODUCT_SECTIONS = [
     ("Section 6", ("table3", "d5", "figure2", "table9")),
     ("Section 7", ("dial",)),
     ("Section 8", ("phase",)),
+    ("App. D.9", ("table11",)),
     ("App. D.10", ("signum_audit", "signum_diagnostics")),
     ("Beyond the paper", ("diagnose", "census", "merge_extension")),
 ]

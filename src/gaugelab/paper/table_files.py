@@ -88,6 +88,26 @@ def phase(selected: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, dict[str,
     return grid, schedule, {"tex": tex, "html": html, "schedule_tex": s_tex, "schedule_html": s_html}
 
 
+def table11(table: pd.DataFrame, splits: pd.DataFrame) -> tuple[str, str]:
+    """App. D.9's Table 11 (sensing.md §14.4): per arm and method lr* (EDGE: the grid's first or
+    last value), rec at lr* as mean and population sd over every seed, erank, the cosine-all rec
+    ("--": not run), the worst train, the seeds and their GPU statuses; each arm's split below."""
+    shown = table.assign(edge=table["edge"].map({True: "EDGE", False: ""}), n=table["n"].map(str),
+                         lr=table["lr"].map(lambda lr: f"{lr:g}" if lr == lr else "--"),  # NaN: every lr diverged
+                         rank=table["rank"].map(str), mdof=table["mdof"].map("{:g}".format))
+    columns = [("arm", "text", 0), ("n", "text", 0), ("rank", "text", 0), ("mdof", "text", 0),
+               ("method", "text", 0), ("lr", "text", 0), ("edge", "text", 0), ("rec", "num", 4), ("rec_sd", "num", 4),
+               ("erank", "num", 2), ("cosine_all_rec", "num", 4), ("worst_train", "sci", 0), ("seeds", "int", 0),
+               ("statuses", "text", 0)]
+    header = ["arm", "n", "r", "m/dof", "method", "lr*", "", "rec", "sd", "erank", "cosine-all rec", "worst train",
+              "seeds", "status"]
+    notes = [f"{r['arm']}: {r['split']}" + (f" (max eq rec {r['eq_max']:.4f}, min cw rec {r['cw_min']:.4f})"
+                                            if r["split"] != "INCOMPLETE" else "") for _, r in splits.iterrows()]
+    notes.append("CLEAN: every equivariant method's mean rec below every coordinate-wise one's; ScaledGD takes no "
+                 "part; EDGE: lr* is its grid's smallest or largest value")
+    return tables.simple_table(shown, columns, header, "App. D.9 Table 11, GPU problem-size ladder", notes)
+
+
 def signum_audit(table: pd.DataFrame) -> tuple[str, str]:
     """App. D.10 P2 and P3: signum's mean rec and each seed's per horizon, anneal, tail and lr."""
     shown = table.assign(tau=table["tau"].map(lambda x: "" if x != x else f"{x:g}"),

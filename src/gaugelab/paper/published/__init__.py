@@ -12,17 +12,17 @@ from __future__ import annotations
 from .attention import *  # noqa: F401,F403
 from .attention import table9, twins
 from .sensing import *  # noqa: F401,F403
-from .sensing import DIAL, SECTION8, SIGNUM_AUDIT, controls, table2
+from .sensing import DIAL, LADDER, SECTION8, SIGNUM_AUDIT, controls, table2
 from .values import BOUNDS, Value, claim, count, printed_value, unit  # noqa: F401
 
 def every() -> list[Value]:
-    return table2() + controls() + SIGNUM_AUDIT + DIAL + SECTION8 + twins() + table9()
+    return table2() + controls() + SIGNUM_AUDIT + LADDER + DIAL + SECTION8 + twins() + table9()
 
 
 SECTIONS = {  # source -> the paper section it belongs to, for the report's grouping
     "Table 2": "Section 5", "Section 5 60x60": "Section 5", "Section 5 60x60 log": "Section 5",
     "App. D.4": "Section 5", "App. D.2": "Section 5",
-    "Table 6": "Section 5", "App. D.7": "Section 5", "App. D.10": "Section 5",
+    "Table 6": "Section 5", "App. D.7": "Section 5", "App. D.10": "Section 5", "Table 11": "Section 5",
     "Table 3": "Section 6", "Section 6": "Section 6", "Figure 2": "Section 6", "Figure 2 reference log": "Section 6",
     "Appendix D.5": "Section 6", "Table 9": "Section 6",
     "Section 7 dial": "Section 7",

@@ -253,3 +253,18 @@ SIGNUM_AUDIT: list[Value] = [
                   "App. D.10 / sensing.md §12 P2: 'the (T = 20000, cos, eta = 3e-3) cell must reproduce Table 2's "
                   "signum row (0.4454)'", target="signum_audit"),
 ]
+
+# App. D.9, Table 11: the GPU problem-size ladder (sensing.md §14.5, §16: only its qualitative
+# statements are compared, each a yes/no check on the reproduced table; opt-in `snakemake ladder`).
+_T11 = "App. D.9 / Table 11 (sensing.md §14.5)"
+LADDER: list[Value] = [
+    claim("Table 11", "Muon up to n = 256", "recovers", "holds", _T11,
+          "'Muon recovers essentially exactly up to n = 256': its mean rec at lr* prints 0.0000 at every size "
+          "row (and the canary) with n <= 256", target="ladder"),
+    claim("Table 11", "GD < scalar-Adam < Adam", "order", "holds", _T11,
+          "'GD < scalar-Adam < Adam in recovery at every n': the mean recs at lr* in that order at every size row "
+          "and the canary", target="ladder"),
+    claim("Table 11", "every size row", "split", "OVERLAP", _T11,
+          "'Every size row is OVERLAP; the clean 9/9 split is specific to n = 40 at 2x10^4 steps': no size row "
+          "(n = 64 to 384) is CLEAN", target="ladder"),
+]

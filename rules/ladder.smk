@@ -1,0 +1,91 @@
+# App. D.9, Table 11 (opt-in: `snakemake ladder`): the GPU problem-size ladder (sensing.md §14).
+# float64 on config ladder/device, the GPU loop, k = n, m rounded (gaugelab.sensing.gpu). Per (arm,
+# method): S5 over the grid on the selection seeds, then the extension seeds at lr*, and where the
+# arm asks the cosine-all reruns; then Table 11 with each arm's split, and the comparison's rows.
+
+LADDER_TABLES = [
+    "results/ladder/table11.csv",
+    "results/ladder/splits.csv",
+    "results/tables/table11.tex",
+    "results/tables/table11.html",
+]
+
+
+rule ladder_train:
+    input:
+        unpack(ladder_inputs),
+    output:
+        "results/runs/ladder/{arm}/{method}/{stage}.json",
+    log:
+        "logs/ladder/{arm}/{method}/{stage}.log",
+    benchmark:
+        "logs/benchmarks/ladder/{arm}/{method}/{stage}.tsv"
+    wildcard_constraints:
+        arm="|".join(LADDER) or "no_arm",
+        stage="|".join(gaugelab_ladder.STAGES),
+    conda:
+        "../envs/gaugelab.yaml"
+    threads: 1
+    resources:
+        gpu=1,
+        mem_mb=16000,
+        runtime=360,
+    params:
+        settings=lambda w: LADDER[w.arm],
+        device=config["ladder"]["device"],
+    message:
+        "Table 11: {wildcards.arm}, {wildcards.method}, {wildcards.stage} runs as one float64 batch"
+    script:
+        "../scripts/ladder_train.py"
+
+
+rule ladder_table:
+    input:
+        bundles=[ladder_bundle(*key) for key in ladder_keys()],
+        set_aside=checked_files(*LADDER_TABLES),
+    output:
+        table=LADDER_TABLES[0],
+        splits=LADDER_TABLES[1],
+        tex=LADDER_TABLES[2],
+        html=report(
+            LADDER_TABLES[3],
+            caption="../report/table11.rst",
+            category="App. D.9 — GPU problem-size ladder",
+            labels={"item": "Table 11"},
+        ),
+    log:
+        "logs/ladder/table11.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    params:
+        stages=ladder_keys(),
+        arms=LADDER,
+    message:
+        "Table 11: lr*, rec at lr* over every seed, the cosine-all rec and each arm's split"
+    script:
+        "../scripts/ladder_table.py"
+
+
+rule ladder_comparison:
+    input:
+        table=LADDER_TABLES[0],
+        splits=LADDER_TABLES[1],
+        set_aside=checked_files("results/ladder/comparison.csv"),
+    output:
+        "results/ladder/comparison.csv",
+    log:
+        "logs/ladder/comparison.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    message:
+        "Table 11: the paper's qualitative statements checked"
+    script:
+        "../scripts/ladder_comparison.py"
+
+
+# The target: Table 11 and its comparison rows. Once they exist, the default target merges the
+# rows into results/paper/comparison.csv and the table into the report.
+rule ladder:
+    input:
+        rules.ladder_table.output,
+        rules.ladder_comparison.output,

@@ -5,10 +5,12 @@ the opt-in target `snakemake ladder` on the smoke configuration."""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import pytest
 import torch
-from conftest import snakemake_smoke
+from conftest import SMOKE, snakemake_smoke
 
 from gaugelab import configuration
 from gaugelab.core import config, records
@@ -171,6 +173,12 @@ def test_snakemake_ladder_on_the_smoke_configuration(tmp_path):
     assert list(part["row"]) == ["Muon up to n = 256", "GD < scalar-Adam < Adam", "every size row"]
     assert set(part["verdict"]) <= {compare.EXACT, compare.DIFFERS} and part["note"].str.contains("n8").all()
     assert "ScaledGD" in (tmp_path / "results" / "tables" / "table11.html").read_text()
+    out = tmp_path / "cli" / "table11.tex"  # `gaugelab table table11` renders the job's table byte for byte
+    inputs = [str(tmp_path / f"results/ladder/{name}.csv") for name in ("table11", "splits")]
+    subprocess.run([sys.executable, "-m", "gaugelab.cli", "table", "table11", *inputs, "--config", str(SMOKE),
+                    "-o", str(out)], check=True, capture_output=True)
+    for suffix in (".tex", ".html"):
+        assert out.with_suffix(suffix).read_bytes() == (tmp_path / f"results/tables/table11{suffix}").read_bytes()
     dag = snakemake_smoke(tmp_path, "--dag", "--cores", "1", "results/paper/comparison.csv")
     assert dag.returncode == 0 and "ladder_comparison" in dag.stdout
     again = snakemake_smoke(tmp_path, "ladder", "-n", "--cores", "1")

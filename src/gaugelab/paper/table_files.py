@@ -261,4 +261,6 @@ COMMANDS: dict[str, Command] = {
                       _some, _table9),
     "phase": Command("Section 8's selected rows (results/section8/selected.csv)", _exactly(1),
                      lambda p, cfg: tuple(phase(records.read_table(p[0]))[2][k] for k in ("tex", "html"))),
+    "table11": Command("the ladder's table11.csv and splits.csv (results/ladder/)", _exactly(2),
+                       lambda p, cfg: table11(*map(records.read_table, p))),
 }

@@ -97,6 +97,9 @@ def test_config_refuses_an_arm_it_cannot_run():
         configuration.validate({"ladder": {"grids": {"gd": [0.1]}, "arms": {"a": {"n": 8, "methods": ["gd", "lion"]}}}})
     with pytest.raises(config.ConfigError, match="ladder/extension_seeds"):
         configuration.validate({"ladder": {"extension_seeds": [42, 7]}})
+    if not torch.cuda.is_available():  # a device this machine lacks is refused at start-up, as at every device key
+        with pytest.raises(config.ConfigError, match="ladder/device.*no CUDA device"):
+            configuration.validate({"ladder": {"device": "cuda"}})
 
 
 def run(method, lr, seed, rec, train, status="budget", erank=3.0):

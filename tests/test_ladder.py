@@ -186,3 +186,16 @@ def test_snakemake_ladder_on_the_smoke_configuration(tmp_path):
     assert dag.returncode == 0 and "ladder_comparison" in dag.stdout
     again = snakemake_smoke(tmp_path, "ladder", "-n", "--cores", "1")
     assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_a_bundles_settings_are_what_its_runs_depend_on():
+    """Adding an extension seed or a method to an arm leaves the selection bundles as they are."""
+    arm = ladder.arms(config.load())["n64"]
+    what, settings = ladder.bundle_identity("n64", arm, "gd", "selection")
+    assert what == {"experiment": "ladder_n64", "method": "gd", "stage": "selection"}
+    more = {**arm, "extension_seeds": [*arm["extension_seeds"], 9999], "grids": {**arm["grids"], "scaledgd": [1.0]}}
+    assert ladder.bundle_identity("n64", more, "gd", "selection")[1] == settings
+    assert ladder.bundle_identity("n64", more, "gd", "extension")[1] != ladder.bundle_identity("n64", arm, "gd",
+                                                                                              "extension")[1]
+    cosine = ladder.bundle_identity("n64", arm, "gd", "cosine_all")
+    assert cosine[0]["experiment"] == "ladder_n64_cosine_all" and cosine[1]["decayed"] and not settings["decayed"]

@@ -76,12 +76,18 @@ def stage_settings(exp: dict, stage: str) -> dict:
     return {**exp, "decayed": list(exp["grids"])} if stage == COSINE_ALL else exp
 
 
+RUN_KEYS = ("n", "rank", "width", "measurements_per_dof", "init", "budget", "tol", "check_every", "early_stop", "loop")
+
+
 def bundle_identity(arm: str, exp: dict, method: str, stage: str) -> tuple[dict, dict]:
     """What a stage's bundle is and every setting its runs depend on (records.write_bundle): the
-    method's grid and schedule, not the other methods'; the device is not one (the records say it)."""
+    testbed and loop, the method's grid and schedule (not the other methods'), and the seeds its
+    cells come from (a later stage's lr* comes from the selection seeds). The device is not one
+    (the records say it), nor are the table's keys (kind, cosine_all)."""
     run = stage_settings(exp, stage)
-    settings = {k: v for k, v in run.items() if k not in ("grids", "decayed")}
-    settings |= {"grid": run["grids"][method], "decayed": method in run["decayed"], "dtype": DTYPE}
+    seeds = run["selection_seeds"] + ([] if stage == SELECTION else run["extension_seeds"])
+    settings = {k: run[k] for k in RUN_KEYS} | {"grid": run["grids"][method], "decayed": method in run["decayed"],
+                                                "selection": RULE, "seeds": seeds, "dtype": DTYPE}
     return {"experiment": experiment_name(arm, stage), "method": method, "stage": stage}, settings
 
 

@@ -121,6 +121,10 @@ def test_lr_star_is_s5_on_the_selection_seeds_and_its_cell_reads_every_seed():
     assert row["rec_sd"] == pytest.approx(math.sqrt(((0.02 ** 2) * 2 + 0.04 ** 2) / 3))  # population sd
     assert row["worst_train"] == 5e-5 and row["statuses"] == "2 loose, 1 interp" and row["edge"]
     assert ladder.stage_cells("extension", {**exp, "extension_seeds": [3]}, "gd", selection) == [("gd", 3, 0.01, 0.0)]
+    lost = [run("gd", 0.01, 4, math.nan, math.nan, "diverged")]  # a NaN loss: its train is NaN too
+    worse = ladder.cell("a", exp, "gd", {"selection": selection, "extension": lost + extension})
+    assert math.isnan(worse["worst_train"]) and math.isnan(worse["rec"])
+    assert worse["statuses"] == "2 loose, 1 diverged, 1 interp"
 
 
 def _cell(arm, kind, n, method, rec):

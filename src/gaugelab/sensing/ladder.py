@@ -124,6 +124,11 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else math.nan  # a NaN seed makes it NaN (§5)
 
 
+def _worst(values: list[float]) -> float:
+    """The max over seeds, NaN where any seed's is (Python's max would depend on the order)."""
+    return math.nan if not values or any(math.isnan(v) for v in values) else max(values)
+
+
 def cells(arms: dict[str, dict], runs: dict[tuple[str, str, str], list[dict]]) -> list[dict]:
     """Table 11's cells in its order (arms, then each arm's methods) from every bundle's runs,
     keyed (arm, method, stage)."""
@@ -146,7 +151,7 @@ def cell(arm: str, exp: dict, method: str, runs: dict[str, list[dict]]) -> dict:
             "mdof": exp["measurements_per_dof"], "budget": exp["budget"], "method": method,
             "class": cards.klass(method), "lr": lr, "edge": edge, "rec": mean, "rec_sd": sd,
             "erank": _mean([r["erank"] for r in at]), "cosine_all_rec": _mean(cosine),
-            "worst_train": max((r["train"] for r in at), default=math.nan), "train": _mean([r["train"] for r in at]),
+            "worst_train": _worst([r["train"] for r in at]), "train": _mean([r["train"] for r in at]),
             "seeds": len(at), "statuses": ", ".join(f"{statuses.count(s)} {s}" for s in dict.fromkeys(statuses))}
 
 

@@ -24,6 +24,7 @@ from gaugelab.sensing import controls as gaugelab_controls
 from gaugelab.sensing import dial as gaugelab_dial
 from gaugelab.sensing import ladder as gaugelab_ladder
 from gaugelab.sensing import phase as gaugelab_phase
+from gaugelab.sensing import phase_fine as gaugelab_phase_fine
 from gaugelab.sensing import runner as gaugelab_runner
 from gaugelab.paper import sensing_quantities as gaugelab_sq
 from gaugelab.sensing import signum_audit as gaugelab_signum_audit
@@ -64,6 +65,12 @@ def opt_in_targets():
             "section": "App. D.9",
             "part": "results/ladder/comparison.csv",
             "products": [*rules.ladder_table.output],
+            "experiments": [],
+        },
+        "gpu": {  # its Table 9 pairs join Table 9's part; the phase diagram's fine grid has its own
+            "section": "Section 8",
+            "part": "results/phase_fine/comparison.csv",
+            "products": [*rules.phase_fine_tables.output, *rules.phase_fine_figure.output],
             "experiments": [],
         },
         "section8": {
@@ -113,9 +120,18 @@ def default_targets(wildcards=None):
 
 
 def opt_in_not_run(wildcards=None):
-    """The report sections of the opt-in targets that have not run: section -> target."""
-    ran = opt_in_ran()
-    return {opt["section"]: target for target, opt in opt_in_targets().items() if target not in ran}
+    """The report sections of the opt-in targets that have not run: section -> its targets."""
+    ran, out = opt_in_ran(), {}
+    for target, opt in opt_in_targets().items():
+        if target not in ran:
+            out.setdefault(opt["section"], []).append(target)
+    return out
+
+
+def gpu_products(wildcards=None):
+    """The `gpu` target: Table 9's full-length pairs and the phase diagram's fine grid."""
+    fine = [rules.phase_fine_tables.output, rules.phase_fine_figure.output, rules.phase_fine_comparison.output]
+    return T9_FULL + [path for output in fine for path in output]
 
 
 def opt_in_products(wildcards=None):
@@ -381,33 +397,36 @@ def checked_runs(experiment, cells):
     ]
 
 
-# --- App. D.9's GPU problem-size ladder (opt-in: `snakemake ladder`; rules/ladder.smk) ----------
-# Each arm with its scaled grids and seeds (gaugelab.sensing.ladder); one bundle per (arm, method,
-# stage): the selection over the grid, the extension seeds at lr*, the cosine-all reruns.
+# --- the GPU-protocol sensing arms: App. D.9's ladder (`snakemake ladder`; rules/ladder.smk) and
+# the phase diagram's fine grid (part of `snakemake gpu`; rules/section8.smk) -------------------
+# Each arm with its scaled grids and seeds (gaugelab.sensing.ladder, gaugelab.sensing.phase_fine),
+# by family, the folder of its bundles; one bundle per (arm, method, stage): the selection over the
+# grid, and for the ladder the extension seeds at lr* and the cosine-all reruns.
 LADDER = gaugelab_ladder.arms(config)
+PHASE_FINE = gaugelab_phase_fine.arms(config)
+GPU_ARMS = {"ladder": LADDER, "phase_fine": PHASE_FINE}
 
 
-def ladder_bundle(arm, method, stage):
-    return f"results/runs/ladder/{arm}/{method}/{stage}.json"
+def gpu_bundle(family, arm, method, stage):
+    return f"results/runs/{family}/{arm}/{method}/{stage}.json"
 
 
-def ladder_keys():
-    """Every (arm, method, stage) the ladder runs, in Table 11's order."""
+def gpu_keys(family):
+    """Every (family, arm, method, stage) one family runs, in its table's order."""
     return [
-        [arm, method, stage]
-        for arm, exp in LADDER.items()
+        [family, arm, method, stage]
+        for arm, exp in GPU_ARMS[family].items()
         for method in exp["grids"]
         for stage in gaugelab_ladder.stages(exp)
     ]
 
 
-def ladder_inputs(wildcards):
+def gpu_arm_inputs(wildcards):
     """A later stage reads lr* from its selection's bundle; the set-aside inputs of the bundle."""
-    what, settings = gaugelab_ladder.bundle_identity(
-        wildcards.arm, LADDER[wildcards.arm], wildcards.method, wildcards.stage
-    )
-    path = ladder_bundle(wildcards.arm, wildcards.method, wildcards.stage)
+    w = wildcards
+    what, settings = gaugelab_ladder.bundle_identity(w.arm, GPU_ARMS[w.family][w.arm], w.method, w.stage)
+    path = gpu_bundle(w.family, w.arm, w.method, w.stage)
     inputs = {"set_aside": checked(path, gaugelab_records.BUNDLE_SCHEMA, gaugelab_records.provenance(what, settings))}
-    if wildcards.stage != gaugelab_ladder.SELECTION:
-        inputs["selection"] = ladder_bundle(wildcards.arm, wildcards.method, gaugelab_ladder.SELECTION)
+    if w.stage != gaugelab_ladder.SELECTION:
+        inputs["selection"] = gpu_bundle(w.family, w.arm, w.method, gaugelab_ladder.SELECTION)
     return inputs

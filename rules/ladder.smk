@@ -11,17 +11,20 @@ LADDER_TABLES = [
 ]
 
 
-rule ladder_train:
+# The training job of every GPU-protocol arm: the ladder's, and the phase diagram's fine grid
+# (rules/section8.smk), each family in its own folder of results/runs.
+rule gpu_sensing_train:
     input:
-        unpack(ladder_inputs),
+        unpack(gpu_arm_inputs),
     output:
-        "results/runs/ladder/{arm}/{method}/{stage}.json",
+        "results/runs/{family}/{arm}/{method}/{stage}.json",
     log:
-        "logs/ladder/{arm}/{method}/{stage}.log",
+        "logs/{family}/{arm}/{method}/{stage}.log",
     benchmark:
-        "logs/benchmarks/ladder/{arm}/{method}/{stage}.tsv"
+        "logs/benchmarks/{family}/{arm}/{method}/{stage}.tsv"
     wildcard_constraints:
-        arm="|".join(LADDER) or "no_arm",
+        family="|".join(GPU_ARMS),
+        arm="|".join(arm for arms in GPU_ARMS.values() for arm in arms) or "no_arm",
         stage="|".join(gaugelab_ladder.STAGES),
     conda:
         "../envs/gaugelab.yaml"
@@ -31,17 +34,17 @@ rule ladder_train:
         mem_mb=16000,
         runtime=360,
     params:
-        settings=lambda w: LADDER[w.arm],
-        device=config["ladder"]["device"],
+        settings=lambda w: GPU_ARMS[w.family][w.arm],
+        device=lambda w: config[w.family]["device"],
     message:
-        "Table 11: {wildcards.arm}, {wildcards.method}, {wildcards.stage} runs as one float64 batch"
+        "{wildcards.family}: {wildcards.arm}, {wildcards.method}, {wildcards.stage} runs as one float64 batch"
     script:
-        "../scripts/ladder_train.py"
+        "../scripts/gpu_sensing_train.py"
 
 
 rule ladder_table:
     input:
-        bundles=[ladder_bundle(*key) for key in ladder_keys()],
+        bundles=[gpu_bundle(*key) for key in gpu_keys("ladder")],
         set_aside=checked_files(*LADDER_TABLES),
     output:
         table=LADDER_TABLES[0],
@@ -58,7 +61,7 @@ rule ladder_table:
     conda:
         "../envs/gaugelab.yaml"
     params:
-        stages=ladder_keys(),
+        stages=[key[1:] for key in gpu_keys("ladder")],
         arms=LADDER,
     message:
         "Table 11: lr*, rec at lr* over every seed, the cosine-all rec and each arm's split"

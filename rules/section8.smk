@@ -93,3 +93,83 @@ rule section8:
         rules.phase_tables.output,
         rules.phase_figure.output,
         rules.phase_comparison.output,
+
+
+# --- the GPU fine grid (App. D.9, sensing.md §13.3; part of `snakemake gpu`): the tail targets
+# under the GPU protocol at two sizes, trained by rules/ladder.smk's gpu_sensing_train; here the
+# table with every crossing, the figure of §15.4 and the fine tau*'s row ----------------------
+
+PHASE_FINE_TABLES = [
+    "results/phase_fine/selected.csv",
+    "results/tables/phase_fine.tex",
+    "results/tables/phase_fine.html",
+]
+
+
+rule phase_fine_tables:
+    input:
+        bundles=[gpu_bundle(*key) for key in gpu_keys("phase_fine")],
+        set_aside=checked_files(*PHASE_FINE_TABLES),
+    output:
+        selected=PHASE_FINE_TABLES[0],
+        tex=PHASE_FINE_TABLES[1],
+        html=report(
+            PHASE_FINE_TABLES[2],
+            caption="../report/phase_fine_table.rst",
+            category="Section 8 — phase diagram",
+            labels={"item": "phase diagram, GPU fine grid"},
+        ),
+    log:
+        "logs/phase_fine/tables.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    params:
+        stages=[key[1:] for key in gpu_keys("phase_fine")],
+        arms=PHASE_FINE,
+    message:
+        "The phase diagram's GPU fine grid: S5 per tail and method over all seeds, and every crossing"
+    script:
+        "../scripts/phase_fine_tables.py"
+
+
+rule phase_fine_figure:
+    input:
+        selected="results/phase_fine/selected.csv",
+        set_aside=checked_files("results/figures/phase_fine.pdf", "results/figures/phase_fine.png"),
+    output:
+        pdf="results/figures/phase_fine.pdf",
+        png=report(
+            "results/figures/phase_fine.png",
+            caption="../report/phase_fine_figure.rst",
+            category="Section 8 — phase diagram",
+            labels={"item": "phase figure, GPU fine grid"},
+        ),
+    log:
+        "logs/phase_fine/figure.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    params:
+        figure=config["phase_fine"]["figure"],
+        seeds=lambda w: config["phase_fine"]["sizes"][config["phase_fine"]["figure"]["size"]]["seeds"],
+    message:
+        "The phase figure of the paper (sensing.md §15.4) from the GPU fine grid"
+    script:
+        "../scripts/phase_fine_figure.py"
+
+
+rule phase_fine_comparison:
+    input:
+        selected="results/phase_fine/selected.csv",
+        set_aside=checked_files("results/phase_fine/comparison.csv"),
+    output:
+        "results/phase_fine/comparison.csv",
+    log:
+        "logs/phase_fine/comparison.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    params:
+        size=config["phase_fine"]["figure"]["size"],
+    message:
+        "The fine grid's tau*: published versus reproduced"
+    script:
+        "../scripts/phase_fine_comparison.py"

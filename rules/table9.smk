@@ -160,9 +160,9 @@ rule table9_comparison:
 
 rule gpu:
     input:
-        T9_FULL,
+        gpu_products,
     message:
-        "Table 9: every full-length float64 pair (GPU jobs); rerun the default target afterwards to tabulate them"
+        "Table 9's full-length float64 pairs and the phase diagram's fine grid (GPU jobs); rerun the default target afterwards to tabulate them"
 
 
 # --- EXTENSION (attention.md §13): per-head Procrustes merging of float64 twins ----------------

@@ -90,9 +90,10 @@ def test_the_landing_page_names_the_opt_in_targets_that_did_not_run_in_their_sec
     values = published.table2()[:2]
     merged = compare.complete(compare.rows(values, {}))
     links = pages.by_section(["phase.html", "table2.html", "dial.png", "census.html"])
-    page = pages.landing_rst("Intro.", merged, links, None, {"App. D.10": "signum_audit"})
+    page = pages.landing_rst("Intro.", merged, links, None, {"App. D.10": ["signum_audit"], "Section 8": ["gpu"]})
     sections = page.split("Sections\n--------\n")[1].split("{% endraw %}")[0].strip().splitlines()
-    assert sections == ["- Section 5: `table2.html`_", "- Section 7: `dial.png`_", "- Section 8: `phase.html`_",
+    assert sections == ["- Section 5: `table2.html`_", "- Section 7: `dial.png`_",
+                        "- Section 8: `phase.html`_ (not run here: ``snakemake gpu``)",
                         "- App. D.10: not run here (opt-in: ``snakemake signum_audit``)",
                         "- Beyond the paper: `census.html`_"]
 

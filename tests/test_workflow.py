@@ -93,8 +93,9 @@ def test_report_contains_figure_table_and_comparison(smoke):
     for name in ("figure1.png", "table2.html", "comparison.html", "dial.png", "dial.html"):
         assert name in text, name
     landing = (smoke / "results" / "paper" / "report.rst").read_text()  # the opt-in targets, not run here
-    for section, target in (("Section 8", "section8"), ("App. D.10", "signum_audit")):
-        assert f"- {section}: not run here (opt-in: ``snakemake {target}``)" in landing
+    for section, targets in (("Section 8", "``snakemake gpu``, ``snakemake section8``"),
+                             ("App. D.9", "``snakemake ladder``"), ("App. D.10", "``snakemake signum_audit``")):
+        assert f"- {section}: not run here (opt-in: {targets})" in landing
 
 
 def pdflatex(tmp_path, body):

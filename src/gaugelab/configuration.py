@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .attention import corpus
 from .core import config as core_config, runtime
-from .sensing import controls, dial, ladder, names, phase
+from .sensing import controls, dial, ladder, names, phase, phase_fine
 from .tools import diagnose
 
 
@@ -64,7 +64,7 @@ def checks(build_optimizers: bool = True) -> tuple:
     """The experiment-level rules. ``build_optimizers=False`` leaves out building the diagnostic's
     optimizers, for a process that runs a job of a workflow whose own process has built them (a
     cluster job)."""
-    first = (clashing_names, ladder.problems)
+    first = (clashing_names, ladder.problems, phase_fine.problems)
     return (*first, unbuildable_optimizers) if build_optimizers else first
 
 

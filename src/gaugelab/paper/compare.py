@@ -117,11 +117,10 @@ def requirement(v: published.Value) -> str:
 
 
 # What makes a value of each non-default target (published.Value.target), for its `not run here` note.
-TARGETS = {"gpu": "`snakemake gpu` (the full-length float64 runs)",
+TARGETS = {"gpu": "`snakemake gpu` (the full-length float64 runs, the phase diagram's fine grid)",
            "section8": "`snakemake section8` (Section 8's phase diagram, opt-in)",
            "signum_audit": "`snakemake signum_audit` (App. D.10's signum audit, opt-in)",
-           "ladder": "`snakemake ladder` (App. D.9's GPU problem-size ladder, opt-in; float64, meant for a GPU)",
-           "phase_fine": "the phase diagram's GPU fine grid (sensing.md §13.3), which this workflow does not run yet"}
+           "ladder": "`snakemake ladder` (App. D.9's GPU problem-size ladder, opt-in; float64, meant for a GPU)"}
 
 
 def row(v: published.Value, found: Found | None) -> dict:

@@ -1,6 +1,7 @@
 """The reproduced counterparts of the opt-in targets' published values, beside
-:mod:`sensing_quantities`' for Sections 5 and 7: Section 8's crossing tau* (published.SECTION8),
-App. D.10's audit cell (published.SIGNUM_AUDIT) and App. D.9's Table 11 statements (published.LADDER)."""
+:mod:`sensing_quantities`' for Sections 5 and 7: Section 8's crossing tau* on the coarse and the fine
+grid (published.SECTION8), App. D.10's audit cell (published.SIGNUM_AUDIT) and App. D.9's Table 11
+statements (published.LADDER)."""
 
 from __future__ import annotations
 
@@ -10,21 +11,30 @@ import pandas as pd
 
 from ..optim import cards
 from ..sensing import phase
+from ..sensing import phase_fine as phase_fine_arms
 from .compare import Found
-from .published import LADDER, SIGNUM_AUDIT
+from .published import LADDER, SECTION8, SIGNUM_AUDIT
 
 
-def section8(table: pd.DataFrame) -> dict:
-    """The coarse grid's tau*, with d(tau) = rec_Muon - rec_GD at every tau in the note
-    (``table``: the phase diagram's selected rows, phase.selected)."""
-    m, g = phase.rec_of(table, phase.COARSE, cards.MUON), phase.rec_of(table, phase.COARSE, cards.GD)
+def section8(table: pd.DataFrame, mode: str = phase.COARSE,
+             key: tuple = SECTION8[0].key, how: str = "coarse grid, S5") -> dict:
+    """One grid's tau*, with d(tau) = rec_Muon - rec_GD at every tau in the note (``table``: the
+    phase diagram's selected rows, phase.selected; ``mode``: the grid's, the coarse one or a size of
+    the fine one, phase_fine.mode, with its published ``key``)."""
+    m, g = phase.rec_of(table, mode, cards.MUON), phase.rec_of(table, mode, cards.GD)
     taus = sorted(set(m.index) & set(g.index))
     if not taus:
         return {}
-    star = phase.tau_star(table)
+    star = phase.tau_star(table, (mode, cards.MUON), (mode, cards.GD))
     d = ", ".join(f"{t:g}: {m[t] - g[t]:+.4f}" for t in taus)
     note = f"d(tau) = rec_Muon - rec_GD at tau {d}" + ("" if math.isfinite(star) else "; no crossing")
-    return {("Section 8", "tau* (coarse CPU grid, 3 seeds)", "tau_star"): Found(star, "coarse grid, S5", note=note)}
+    return {key: Found(star, how, note=note)}
+
+
+def phase_fine(table: pd.DataFrame, size: str) -> dict:
+    """The fine grid's tau* at the size the paper reports (n = 40, 10 seeds: config
+    phase_fine/figure/size), read as the coarse grid's."""
+    return section8(table, phase_fine_arms.mode(size), SECTION8[1].key, f"fine grid ({size}), S5 over all seeds")
 
 
 def signum_audit(table: pd.DataFrame, zoo_summary: pd.DataFrame, zoo_spread: dict, budget: int, lr: float) -> dict:

@@ -211,13 +211,13 @@ _TOP_ALIGNED = [".. raw:: html", "",
 
 
 def landing_rst(intro: str, comparison: pd.DataFrame, sections: dict[str, list[str]],
-                numerics: pd.DataFrame | None = None, not_run: dict[str, str] | None = None) -> str:
+                numerics: pd.DataFrame | None = None, not_run: dict[str, list[str]] | None = None) -> str:
     """The report's first page: ``intro`` (the workflow description), then the verdict counts per
     section, which numerics mode and CPUs made the records (``numerics``: records.numerics_table),
     every row that is not exact with one line on why, and links to each section's tables and
     figures (``sections``: section -> result file names, Snakemake's link targets), with the
     opt-in targets that have not run named in their section's place (``not_run``: section ->
-    target), so that a missing section reads as not asked for rather than lost."""
+    its targets), so that a missing section reads as not asked for rather than lost."""
     table = compare.counts(comparison)
     lines = [intro.rstrip(), "", "{% raw %}",  # raw: Snakemake renders it with Jinja
              *_TOP_ALIGNED, "Verdict", "-------", ""]
@@ -242,10 +242,12 @@ def landing_rst(intro: str, comparison: pd.DataFrame, sections: dict[str, list[s
     order = [s for s, _ in PRODUCT_SECTIONS]
     place = lambda section: order.index(section) if section in order else len(order)  # the paper's order
     for section in sorted(dict.fromkeys([*sections, *not_run]), key=place):
+        targets = ", ".join(f"``snakemake {target}``" for target in not_run.get(section, []))
         if sections.get(section):
-            lines.append(f"- {section}: " + ", ".join(f"`{name}`_" for name in sections[section]))
-        elif section in not_run:
-            lines.append(f"- {section}: not run here (opt-in: ``snakemake {not_run[section]}``)")
+            links = ", ".join(f"`{name}`_" for name in sections[section])
+            lines.append(f"- {section}: {links}" + (f" (not run here: {targets})" if targets else ""))
+        elif targets:
+            lines.append(f"- {section}: not run here (opt-in: {targets})")
     return "\n".join([*lines, "{% endraw %}"]) + "\n"
 
 

@@ -88,6 +88,29 @@ def phase(selected: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, dict[str,
     return grid, schedule, {"tex": tex, "html": html, "schedule_tex": s_tex, "schedule_html": s_html}
 
 
+def phase_fine(selected: pd.DataFrame) -> tuple[pd.DataFrame, str, str]:
+    """The phase diagram's GPU fine grid (sensing.md §13.3) per size and tau: each method's mean rec
+    at lr* and its population sd, the better of Muon and GD, the train check; every crossing of
+    each size below (there may be none)."""
+    from ..sensing import phase_fine as fine
+
+    grid = fine.rows(selected)
+    methods = list(dict.fromkeys(selected["method"]))
+    columns = [("size", "text", 0), ("tau", "text", 0), ("tail energy %", "num", 1)]
+    columns += [c for m in methods for c in ((f"{m} rec", "num", 4), (f"{m} sd", "num", 4))]
+    columns += [("verdict", "text", 0), ("train check", "text", 0)]
+    header = ["size", "τ", "tail energy %", *[f"{cards.plain(m)} {q}" for m in methods for q in ("rec", "sd")],
+              "better", "train < 1e-4"]
+    notes = []
+    for size in dict.fromkeys(grid["size"]):
+        found = fine.crossings(selected, size)
+        notes += [f"{size}: τ* ~ {t:g} (Muon cedes to GD; {100 * t ** 2:.0f}% tail energy)" for t in found] or [
+            f"{size}: no crossing"]
+    tex, html = tables.simple_table(grid.assign(tau=grid["tau"].map("{:g}".format)), columns, header,
+                                    "App. D.9 phase diagram, GPU fine grid", notes)
+    return grid, tex, html
+
+
 def table11(table: pd.DataFrame, splits: pd.DataFrame) -> tuple[str, str]:
     """App. D.9's Table 11 (sensing.md §14.4): per arm and method lr* (EDGE: the grid's first or
     last value), rec at lr* as mean and population sd over every seed, erank, the cosine-all rec
@@ -261,6 +284,8 @@ COMMANDS: dict[str, Command] = {
                       _some, _table9),
     "phase": Command("Section 8's selected rows (results/section8/selected.csv)", _exactly(1),
                      lambda p, cfg: tuple(phase(records.read_table(p[0]))[2][k] for k in ("tex", "html"))),
+    "phase_fine": Command("the fine grid's selected rows (results/phase_fine/selected.csv)", _exactly(1),
+                          lambda p, cfg: phase_fine(records.read_table(p[0]))[1:]),
     "table11": Command("the ladder's table11.csv and splits.csv (results/ladder/)", _exactly(2),
                        lambda p, cfg: table11(*map(records.read_table, p))),
 }

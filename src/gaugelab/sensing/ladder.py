@@ -67,8 +67,13 @@ def problems(get):
 
 
 def experiment_name(arm: str, stage: str) -> str:
-    """The run records' experiment: the cosine-all reruns are another experiment of the arm."""
-    return f"ladder_{arm}_{COSINE_ALL}" if stage == COSINE_ALL else f"ladder_{arm}"
+    """The run records' experiment: the cosine-all reruns are another experiment of the arm. A
+    fine-grid arm of the phase diagram (sensing.phase_fine) is named as its experiment already."""
+    base = arm if arm.startswith(FINE_PREFIX) else f"ladder_{arm}"
+    return f"{base}_{COSINE_ALL}" if stage == COSINE_ALL else base
+
+
+FINE_PREFIX = "phase_fine_"  # phase_fine.arm_name's
 
 
 def stage_settings(exp: dict, stage: str) -> dict:
@@ -76,7 +81,8 @@ def stage_settings(exp: dict, stage: str) -> dict:
     return {**exp, "decayed": list(exp["grids"])} if stage == COSINE_ALL else exp
 
 
-RUN_KEYS = ("n", "rank", "width", "measurements_per_dof", "init", "budget", "tol", "check_every", "early_stop", "loop")
+RUN_KEYS = ("n", "rank", "width", "measurements_per_dof", "init", "budget", "tol", "check_every", "early_stop", "loop",
+            "tail")  # tail: the phase diagram's fine grid (phase_fine), whose arms are in this form too
 
 
 def bundle_identity(arm: str, exp: dict, method: str, stage: str) -> tuple[dict, dict]:
@@ -86,8 +92,9 @@ def bundle_identity(arm: str, exp: dict, method: str, stage: str) -> tuple[dict,
     (the records say it), nor are the table's keys (kind, cosine_all)."""
     run = stage_settings(exp, stage)
     seeds = run["selection_seeds"] + ([] if stage == SELECTION else run["extension_seeds"])
-    settings = {k: run[k] for k in RUN_KEYS} | {"grid": run["grids"][method], "decayed": method in run["decayed"],
-                                                "selection": RULE, "seeds": seeds, "dtype": DTYPE}
+    settings = {k: run[k] for k in RUN_KEYS if k in run}
+    settings |= {"grid": run["grids"][method], "decayed": method in run["decayed"], "selection": RULE, "seeds": seeds,
+                 "dtype": DTYPE}
     return {"experiment": experiment_name(arm, stage), "method": method, "stage": stage}, settings
 
 

@@ -57,13 +57,16 @@ def selected(summaries: dict[tuple[str, float], pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns).sort_values(["mode", "tau", "method"], ignore_index=True)
 
 
+def crossings(taus: list[float], d: list[float]) -> list[float]:
+    """Walking tau upwards with d(tau) = rec_Muon - rec_GD, every grid point where d(previous) < 0
+    <= d(tau): each the first grid point at or beyond a true crossing (§13.1, §13.3)."""
+    return [taus[i] for i in range(1, len(taus)) if d[i - 1] < 0 <= d[i]]
+
+
 def crossing(taus: list[float], d: list[float]) -> float:
-    """tau* (§13.1): walking tau upwards with d(tau) = rec_Muon - rec_GD, the first grid point where
-    d(previous) < 0 <= d(tau), so the first grid point at or beyond the true crossing; NaN if none."""
-    for i in range(1, len(taus)):
-        if d[i - 1] < 0 <= d[i]:
-            return taus[i]
-    return math.nan
+    """tau* (§13.1): the first crossing; NaN if none."""
+    found = crossings(taus, d)
+    return found[0] if found else math.nan
 
 
 def rec_of(table: pd.DataFrame, mode: str, method: str) -> pd.Series:

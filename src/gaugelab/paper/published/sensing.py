@@ -242,7 +242,7 @@ SECTION8: list[Value] = [
     count("Section 8", "tau* (coarse CPU grid, 3 seeds)", "tau_star", 0.35, "≈ 0.35", PHASE_WHERE,
           "a grid point of the coarse grid (0, 0.05, 0.1, 0.2, 0.35, 0.5): must be equal", target="section8"),
     count("Section 8", "tau* (fine GPU grid, 10 seeds, n = 40)", "tau_star", 0.2, "≈ 0.2", PHASE_WHERE,
-          "a grid point of the fine grid: must be equal", target="phase_fine"),
+          "a grid point of the fine grid: must be equal", target="gpu"),
 ]
 
 # App. D.10: the signum audit (sensing.md §12, §16). Its (T = 2x10^4, cos, 3e-3) cell must reproduce

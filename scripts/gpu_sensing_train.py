@@ -1,6 +1,6 @@
-"""App. D.9's ladder: one stage of one (arm, method), its runs as one batch in float64 on the
-configured device, written as one bundle. The extension and cosine-all stages read lr* from the
-selection's bundle (sensing.ladder.stage_cells)."""
+"""One stage of one (arm, method) of a GPU-protocol arm (App. D.9's ladder, the phase diagram's
+fine grid): its runs as one batch in float64 on the configured device, written as one bundle. The
+extension and cosine-all stages read lr* from the selection's bundle (sensing.ladder.stage_cells)."""
 import sys
 from pathlib import Path
 

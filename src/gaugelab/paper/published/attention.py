@@ -102,10 +102,14 @@ D5_LOGGED: list[Value] = [
           _CHAOTIC),
     Value("Appendix D.5", "Muon gauge vs noise, init 123", "dec_from100", 0.01, 1.0, "0.01", "decades", D5_LOG,
           _CHAOTIC),
-    Value("Appendix D.5", "every twin", "acc_gap", 0.0045, 0.0045, "<= 0.0045", "at_most", D5_LOG,              # M8
-          "a bound, as logged: the largest final validation-accuracy gap between two copies"),
-    Value("Appendix D.5", "Adam gauge", "acc_gap", 0.0023, 0.0023, "<= 0.0023", "at_most", D5_LOG,
-          "a bound, as logged: the largest final validation-accuracy gap of Adam's gauge pairs"),
+    # The log prints the gaps to 4 decimals, so a bound holds up to half a unit above its print (one
+    # validation example of 221 is a gap of 0.004525, printed 0.0045).
+    Value("Appendix D.5", "every twin", "acc_gap", 0.0045, 0.00455, "<= 0.0045", "at_most", D5_LOG,             # M8
+          "a bound, as logged to 4 decimals (so held to 0.00455): the largest final validation-accuracy gap "
+          "between two copies"),
+    Value("Appendix D.5", "Adam gauge", "acc_gap", 0.0023, 0.00235, "<= 0.0023", "at_most", D5_LOG,
+          "a bound, as logged to 4 decimals (so held to 0.00235): the largest final validation-accuracy gap of "
+          "Adam's gauge pairs"),
 ]
 
 

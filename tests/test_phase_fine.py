@@ -3,10 +3,12 @@ protocol, S5 over all seeds of a cell, every crossing, and its part of `snakemak
 smoke configuration (on the CPU)."""
 
 import math
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
-from conftest import snakemake_smoke
+from conftest import SMOKE, snakemake_smoke
 
 from gaugelab import configuration
 from gaugelab.core import config, records
@@ -83,5 +85,11 @@ def test_the_fine_grid_of_the_gpu_target_on_the_smoke_configuration(tmp_path):
     assert (tmp_path / "results/figures/phase_fine.png").stat().st_size > 10_000
     assert "n8:" in (tmp_path / "results/tables/phase_fine.html").read_text()
     assert not (tmp_path / "results" / "zoo").exists()  # nothing of the default target ran
+    out = tmp_path / "cli" / "phase_fine.tex"  # `gaugelab table phase_fine` renders the job's table byte for byte
+    subprocess.run([sys.executable, "-m", "gaugelab.cli", "table", "phase_fine",
+                    str(tmp_path / "results/phase_fine/selected.csv"), "--config", str(SMOKE), "-o", str(out)],
+                   check=True, capture_output=True)
+    for suffix in (".tex", ".html"):
+        assert out.with_suffix(suffix).read_bytes() == (tmp_path / f"results/tables/phase_fine{suffix}").read_bytes()
     again = snakemake_smoke(tmp_path, *products, "-n", "--cores", "1")
     assert "Nothing to be done" in again.stdout + again.stderr

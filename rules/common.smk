@@ -22,6 +22,7 @@ from gaugelab.core import runtime as gaugelab_runtime
 from gaugelab.attention import corpus as gaugelab_corpus
 from gaugelab.sensing import controls as gaugelab_controls
 from gaugelab.sensing import dial as gaugelab_dial
+from gaugelab.sensing import dial_gpu as gaugelab_dial_gpu
 from gaugelab.sensing import ladder as gaugelab_ladder
 from gaugelab.sensing import phase as gaugelab_phase
 from gaugelab.sensing import phase_fine as gaugelab_phase_fine
@@ -64,7 +65,7 @@ def opt_in_targets():
         "ladder": {  # its runs are bundles of its own, not sensing experiments' records
             "section": "App. D.9",
             "part": "results/ladder/comparison.csv",
-            "products": [*rules.ladder_table.output],
+            "products": [*rules.ladder_table.output, *(rules.dial_gpu_table.output if DIAL_GPU else [])],
             "experiments": [],
         },
         "gpu": {  # its Table 9 pairs join Table 9's part; the phase diagram's fine grid has its own
@@ -397,14 +398,15 @@ def checked_runs(experiment, cells):
     ]
 
 
-# --- the GPU-protocol sensing arms: App. D.9's ladder (`snakemake ladder`; rules/ladder.smk) and
-# the phase diagram's fine grid (part of `snakemake gpu`; rules/section8.smk) -------------------
-# Each arm with its scaled grids and seeds (gaugelab.sensing.ladder, gaugelab.sensing.phase_fine),
-# by family, the folder of its bundles; one bundle per (arm, method, stage): the selection over the
+# --- the GPU-protocol sensing arms: App. D.9's ladder and its dial arm (`snakemake ladder`;
+# rules/ladder.smk) and the phase diagram's fine grid (part of `snakemake gpu`; rules/section8.smk)
+# Each arm with its scaled grids and seeds (gaugelab.sensing.ladder, .dial_gpu, .phase_fine), by
+# family, the folder of its bundles; one bundle per (arm, method, stage): the selection over the
 # grid, and for the ladder the extension seeds at lr* and the cosine-all reruns.
 LADDER = gaugelab_ladder.arms(config)
+DIAL_GPU = gaugelab_dial_gpu.arms(config)
 PHASE_FINE = gaugelab_phase_fine.arms(config)
-GPU_ARMS = {"ladder": LADDER, "phase_fine": PHASE_FINE}
+GPU_ARMS = {"ladder": LADDER, "dial_gpu": DIAL_GPU, "phase_fine": PHASE_FINE}
 
 
 def gpu_bundle(family, arm, method, stage):

@@ -9,6 +9,11 @@ LADDER_TABLES = [
     "results/tables/table11.tex",
     "results/tables/table11.html",
 ]
+DIAL_GPU_TABLES = [
+    "results/dial_gpu/table.csv",
+    "results/tables/dial_gpu.tex",
+    "results/tables/dial_gpu.html",
+]
 
 
 # The training job of every GPU-protocol arm: the ladder's, and the phase diagram's fine grid
@@ -26,6 +31,7 @@ rule gpu_sensing_train:
         family="|".join(GPU_ARMS),
         arm="|".join(arm for arms in GPU_ARMS.values() for arm in arms) or "no_arm",
         stage="|".join(gaugelab_ladder.STAGES),
+        method=r"[a-z0-9_.]+",  # the dial arm's variants: p1, rms_p0.75, ...
     conda:
         "../envs/gaugelab.yaml"
     threads: 1
@@ -86,9 +92,39 @@ rule ladder_comparison:
         "../scripts/ladder_comparison.py"
 
 
-# The target: Table 11 and its comparison rows. Once they exist, the default target merges the
-# rows into results/paper/comparison.csv and the table into the report.
+# The optional GPU dial arm (sensing.md §14.6): its variants' bundles, trained by gpu_sensing_train
+# (family dial_gpu), read into one table per (size, p). The paper publishes no values for it.
+rule dial_gpu_table:
+    input:
+        bundles=[gpu_bundle(*key) for key in gpu_keys("dial_gpu")],
+        set_aside=checked_files(*DIAL_GPU_TABLES),
+    output:
+        table=DIAL_GPU_TABLES[0],
+        tex=DIAL_GPU_TABLES[1],
+        html=report(
+            DIAL_GPU_TABLES[2],
+            caption="../report/dial_gpu_table.rst",
+            category="App. D.9 — GPU problem-size ladder",
+            labels={"item": "GPU dial arm"},
+        ),
+    log:
+        "logs/dial_gpu/table.log",
+    conda:
+        "../envs/gaugelab.yaml"
+    params:
+        stages=[key[1:3] for key in gpu_keys("dial_gpu")],
+        arms=DIAL_GPU,
+    message:
+        "App. D.9 GPU dial arm: lr* by S5 over every seed, rec, erank and steps per (size, p)"
+    script:
+        "../scripts/dial_gpu_table.py"
+
+
+# The target: Table 11 and its comparison rows, and the dial arm's table where it has sizes. Once
+# they exist, the default target merges the rows into results/paper/comparison.csv and the tables
+# into the report.
 rule ladder:
     input:
         rules.ladder_table.output,
         rules.ladder_comparison.output,
+        rules.dial_gpu_table.output if DIAL_GPU else [],

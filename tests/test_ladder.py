@@ -15,7 +15,7 @@ from conftest import SMOKE, snakemake_smoke
 from gaugelab import configuration
 from gaugelab.core import config, records
 from gaugelab.paper import compare, opt_in_quantities, pages, published
-from gaugelab.sensing import gpu, ladder, runner, testbed
+from gaugelab.sensing import dial_gpu, gpu, ladder, runner, testbed
 
 EXP = {"n": 8, "rank": 2, "width": 8, "measurements_per_dof": 2.0, "init": 1e-3, "budget": 400, "tol": 1e-7,
        "check_every": 200, "loop": gpu.LOOP, "decayed": []}
@@ -102,9 +102,9 @@ def test_config_refuses_an_arm_it_cannot_run():
             configuration.validate({"ladder": {"device": "cuda"}})
 
 
-def run(method, lr, seed, rec, train, status="budget", erank=3.0):
+def run(method, lr, seed, rec, train, status="budget", erank=3.0, steps=400):
     return {"experiment": "ladder_a", "method": method, "lr": lr, "seed": seed, "perturbation": 0.0, "status": status,
-            "steps": 400, "train": train, "rec": rec, "erank": erank, "nuc": 1.0, "bal": 0.0,
+            "steps": steps, "train": train, "rec": rec, "erank": erank, "nuc": 1.0, "bal": 0.0,
             "environment": {"numerics": "native"}}
 
 
@@ -125,6 +125,38 @@ def test_lr_star_is_s5_on_the_selection_seeds_and_its_cell_reads_every_seed():
     worse = ladder.cell("a", exp, "gd", {"selection": selection, "extension": lost + extension})
     assert math.isnan(worse["worst_train"]) and math.isnan(worse["rec"])
     assert worse["statuses"] == "2 loose, 1 diverged, 1 interp"
+
+
+def test_the_dial_arm_follows_the_protocol():
+    """§14.6: Adam-p (RMS, the GPU port) at n = 40 on 10 seeds and n = 128 on 5, five p, three lrs
+    times sqrt(n/40) rounded to 12 decimals, r = 3, m/dof = 2, T = 30000, constant lr, the GPU loop."""
+    arms = dial_gpu.arms(config.load())
+    assert list(arms) == ["dial_gpu_n40", "dial_gpu_n128"]
+    small, large = arms["dial_gpu_n40"], arms["dial_gpu_n128"]
+    assert small["selection_seeds"] == [42, 123, 456, 789, 1011, 1213, 1415, 1617, 1819, 2021]
+    assert large["selection_seeds"] == [42, 123, 456, 789, 1011] and ladder.stages(large) == [ladder.SELECTION]
+    assert list(small["grids"]) == ["p1", "rms_p0.75", "rms_p0.5", "rms_p0.25", "rms_p0"]
+    assert small["grids"]["p1"] == [3e-4, 1e-3, 3e-3]
+    assert large["grids"]["rms_p0"] == [round(lr * math.sqrt(128 / 40), 12) for lr in (3e-4, 1e-3, 3e-3)]
+    assert (large["rank"], large["measurements_per_dof"], large["budget"], large["decayed"]) == (3, 2.0, 30000, [])
+    assert large["loop"] == "gpu" and large["width"] == 128 and runner.problem_size(large)["m"] == 1518
+    rules = dial_gpu.rules(small)
+    assert [r.hparams["p"] for r in rules.values()] == [1.0, 0.75, 0.5, 0.25, 0.0]
+    assert {r.hparams["outer_eps"] for r in rules.values()} == {False} and dial_gpu.rules(large | {"ps": {}}) == {}
+    assert dial_gpu.rules(ladder.arms(config.load())["n64"]) is None  # the ladder's methods are the registry's
+    what, _ = ladder.bundle_identity("dial_gpu_n40", small, "rms_p0.5", ladder.SELECTION)
+    assert what["experiment"] == "dial_gpu_n40"
+
+
+def test_the_dial_arms_table_selects_over_every_seed():
+    exp = {"size": "n8", "n": 8, "ps": {"p1": 1.0}, "grids": {"p1": [0.01, 0.03]}, "tol": 1e-7}
+    runs = [run("p1", 0.01, s, 0.30, 5e-5, steps=st) for s, st in ((1, 401), (2, 600))]
+    runs += [run("p1", 0.03, s, 0.10, 2e-4) for s in (1, 2)]  # better rec, but not gated at 1e-4
+    row = dial_gpu.table({"a": exp}, {("a", "p1"): runs}).iloc[0]
+    assert (row["lr"], row["edge"], row["seeds"], row["steps"], row["gated"]) == (0.01, True, 2, 500, True)
+    assert row["rec_sd"] == pytest.approx(0.0) and row["statuses"] == "2 loose"
+    runs[1]["steps"] = 601
+    assert dial_gpu.table({"a": exp}, {("a", "p1"): runs}).iloc[0]["steps"] == 501  # int(mean), truncated
 
 
 def _cell(arm, kind, n, method, rec):
@@ -151,8 +183,8 @@ def test_ladder_values_need_their_target():
     merged = compare.complete(compare.rows([], {}))
     rows = merged[merged["source"] == "Table 11"]
     assert list(rows["verdict"]) == [compare.NOT_RUN] * 3 and "snakemake ladder" in rows["note"].iloc[0]
-    assert pages.by_section(["table11.html", "table2.html"]) == {"Section 5": ["table2.html"],
-                                                                   "App. D.9": ["table11.html"]}
+    assert pages.by_section(["table11.html", "dial_gpu.html", "table2.html", "dial.png"]) == {
+        "Section 5": ["table2.html"], "Section 7": ["dial.png"], "App. D.9": ["table11.html", "dial_gpu.html"]}
 
 
 # --- the opt-in target on the smoke configuration, on the CPU ------------------------------------------
@@ -160,8 +192,8 @@ def test_ladder_values_need_their_target():
 
 @pytest.mark.workflow
 def test_snakemake_ladder_on_the_smoke_configuration(tmp_path):
-    """`snakemake ladder` trains only the ladder's stages (device cpu), writes Table 11 and its rows;
-    the default target's DAG then reads the part."""
+    """`snakemake ladder` trains only the ladder's stages and its dial arm's (device cpu), writes
+    Table 11, its rows and the dial arm's table; the default target's DAG then reads the part."""
     proc = snakemake_smoke(tmp_path, "ladder", "--cores", "2")
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert not (tmp_path / "results" / "zoo").exists()  # nothing of the default target ran
@@ -180,12 +212,20 @@ def test_snakemake_ladder_on_the_smoke_configuration(tmp_path):
     assert list(part["row"]) == ["Muon up to n = 256", "GD < scalar-Adam < Adam", "every size row"]
     assert set(part["verdict"]) <= {compare.EXACT, compare.DIFFERS} and part["note"].str.contains("n8").all()
     assert "ScaledGD" in (tmp_path / "results" / "tables" / "table11.html").read_text()
-    out = tmp_path / "cli" / "table11.tex"  # `gaugelab table table11` renders the job's table byte for byte
-    inputs = [str(tmp_path / f"results/ladder/{name}.csv") for name in ("table11", "splits")]
-    subprocess.run([sys.executable, "-m", "gaugelab.cli", "table", "table11", *inputs, "--config", str(SMOKE),
-                    "-o", str(out)], check=True, capture_output=True)
-    for suffix in (".tex", ".html"):
-        assert out.with_suffix(suffix).read_bytes() == (tmp_path / f"results/tables/table11{suffix}").read_bytes()
+    bundle = records.read_bundle(tmp_path / "results/runs/dial_gpu/dial_gpu_n8/rms_p0/selection.json")
+    assert {(r["experiment"], r["method"], r["seed"]) for r in bundle} == {
+        ("dial_gpu_n8", "rms_p0", seed) for seed in (42, 123)}
+    assert len(bundle) == 4 and {(r["config"]["loop"], r["config"]["dtype"]) for r in bundle} == {("gpu", "float64")}
+    dial_table = records.read_table(tmp_path / "results/dial_gpu/table.csv")
+    assert list(dial_table["p"]) == [1.0, 0.0] and set(dial_table["seeds"]) == {2}
+    tables = {"table11": ["ladder/table11.csv", "ladder/splits.csv"], "dial_gpu": ["dial_gpu/table.csv"]}
+    for name, inputs in tables.items():
+        out = tmp_path / "cli" / f"{name}.tex"  # `gaugelab table NAME` renders the job's table byte for byte
+        subprocess.run([sys.executable, "-m", "gaugelab.cli", "table", name,
+                        *[str(tmp_path / "results" / path) for path in inputs], "--config", str(SMOKE), "-o", str(out)],
+                       check=True, capture_output=True)
+        for suffix in (".tex", ".html"):
+            assert out.with_suffix(suffix).read_bytes() == (tmp_path / f"results/tables/{name}{suffix}").read_bytes()
     dag = snakemake_smoke(tmp_path, "--dag", "--cores", "1", "results/paper/comparison.csv")
     assert dag.returncode == 0 and "ladder_comparison" in dag.stdout
     again = snakemake_smoke(tmp_path, "ladder", "-n", "--cores", "1")

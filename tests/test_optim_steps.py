@@ -70,6 +70,18 @@ def test_scalar_adam_pools_both_factors():
     close(dv, per_lr(zero))
 
 
+@pytest.mark.parametrize("outer_eps", [True, False])
+def test_adam_p_puts_eps_in_both_bases_and_outside_unless_the_gpu_port(outer_eps):
+    """D = (s + eps)^p (s̄ + eps)^(1-p) on the first step (m̂ = g, s = |g|, s̄ = sqrt(mean g²) over
+    both factors); the CPU dial divides by D + eps, the GPU port (§14.6) by D. A large eps shows it."""
+    zero, eps = torch.zeros_like(G1), 0.5
+    out, _ = steps("adam_p", [[G1, zero]], p=0.5, eps=eps, outer_eps=outer_eps)
+    pooled = math.sqrt((9 + 16) / 4) + eps
+    denom = torch.sqrt((G1.abs() + eps) * pooled) + (eps if outer_eps else 0.0)
+    close(out[0][0], per_lr(-G1 / denom))
+    close(out[0][1], per_lr(zero))
+
+
 def test_rmsprop():
     (d,), _ = steps("rmsprop", [[G1]])
     expected = torch.tensor([[3 / (0.1 * 3 + 1e-8), -4 / (0.1 * 4 + 1e-8)]], dtype=torch.float64)

@@ -170,7 +170,8 @@ def _sizes(get, where: str, per_dof_from: str | None = None):
                              f"above the ceiling of 2^28 ({MAX_OPERATOR}; 1 GiB in float32, the schema's sensing_size)")
 
 
-DEVICE_KEYS = ("device", "table9/device", "table9/step1_device", "ladder/device", "phase_fine/device")
+DEVICE_KEYS = ("device", "table9/device", "table9/step1_device", "ladder/device", "dial_gpu/device",
+               "phase_fine/device")
 
 
 def _devices(get):

@@ -332,13 +332,14 @@ def adafactor(beta2: float = BETA2, eps: float = EPS, tiny: float = 1e-30) -> Ru
 
 
 def adam_p(p: float = 1.0, convention: str = "rms", beta1: float = BETA1, beta2: float = BETA2,
-           eps: float = EPS) -> Rule:
+           eps: float = EPS, outer_eps: bool = True) -> Rule:
     """Adam-p, the anisotropy dial (Section 7, Algorithm 1; spec sensing.md §4).
 
     Adam's moments; denominator D = (s + eps)^p (s̄ + eps)^(1-p) with s = sqrt(v̂) and one scalar
     s̄ per run pooled over every entry of every parameter: ``rms`` sqrt(mean v̂) (gauge-invariant)
     or ``geo`` exp(mean log(s + eps)) (not exactly invariant); delta = -lr m̂ / (D + eps). p >= 1 is
     stock Adam, eps once. At p = 0 with ``rms`` this is scalar-Adam up to O(eps) (s̄ + 2 eps).
+    Without ``outer_eps`` delta = -lr m̂ / D: the GPU port's (App. D.9's dial arm, §14.6).
     """
     if convention not in ("rms", "geo"):
         raise ValueError(f"unknown Adam-p convention {convention!r}; use 'rms' or 'geo'")
@@ -358,11 +359,11 @@ def adam_p(p: float = 1.0, convention: str = "rms", beta1: float = BETA1, beta2:
         deltas = []
         for m, r in zip(mhat, roots):
             denom = per_run_map(lambda x: portable.power(x, p), r + eps) * scalar.view(-1, *([1] * (r.dim() - 1)))
-            deltas.append(-(per_run(lr, m) * (m / (denom + eps))))
+            deltas.append(-(per_run(lr, m) * (m / (denom + eps if outer_eps else denom))))
         return deltas, new
 
     return Rule("adam_p", p <= 0 and convention == "rms", lambda params: _zeros(params, "m", "v"), update,
-                {"p": p, "convention": convention, "beta1": beta1, "beta2": beta2, "eps": eps})
+                {"p": p, "convention": convention, "beta1": beta1, "beta2": beta2, "eps": eps, "outer_eps": outer_eps})
 
 
 # The registry: name -> factory. Each name has a card in gaugelab.optim.cards (its labels, colour, class

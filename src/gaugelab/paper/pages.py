@@ -290,17 +290,19 @@ PRODUCT_SECTIONS = [
     ("Section 6", ("table3", "d5", "figure2", "table9")),
     ("Section 7", ("dial",)),
     ("Section 8", ("phase",)),
-    ("App. D.9", ("table11",)),
+    ("App. D.9", ("table11", "dial_gpu")),
     ("App. D.10", ("signum_audit", "signum_diagnostics")),
     ("Beyond the paper", ("diagnose", "census", "merge_extension")),
 ]
 
 
 def by_section(paths: list[str]) -> dict[str, list[str]]:
-    """Paths grouped by paper section (PRODUCT_SECTIONS), in their given order; others last."""
+    """Paths grouped by paper section (PRODUCT_SECTIONS: the longest prefix a name starts with, so
+    dial_gpu is App. D.9's, not the dial's), in their given order; others last."""
     out: dict[str, list[str]] = {section: [] for section, _ in PRODUCT_SECTIONS}
     for path in paths:
         stem = path.rsplit("/", 1)[-1]
-        section = next((s for s, prefixes in PRODUCT_SECTIONS if stem.startswith(prefixes)), "Other")
+        found = [(len(prefix), s) for s, prefixes in PRODUCT_SECTIONS for prefix in prefixes if stem.startswith(prefix)]
+        section = max(found)[1] if found else "Other"
         out.setdefault(section, []).append(path)
     return {s: p for s, p in out.items() if p}

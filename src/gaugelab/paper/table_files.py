@@ -131,6 +131,23 @@ def table11(table: pd.DataFrame, splits: pd.DataFrame) -> tuple[str, str]:
     return tables.simple_table(shown, columns, header, "App. D.9 Table 11, GPU problem-size ladder", notes)
 
 
+def dial_gpu(table: pd.DataFrame) -> tuple[str, str]:
+    """App. D.9's optional GPU dial arm (sensing.md §14.6) per size and p: lr* (EDGE: the grid's
+    first or last value), rec at lr* as mean and population sd over the seeds, mean erank, int(mean
+    steps), the gate, the seeds and their GPU statuses."""
+    shown = table.assign(n=table["n"].map(str), p=table["p"].map("{:g}".format),
+                         lr=table["lr"].map(lambda lr: f"{lr:g}" if lr == lr else "--"),  # NaN: every lr diverged
+                         edge=table["edge"].map({True: "EDGE", False: ""}),
+                         gated=table["gated"].map({True: "pass", False: "fail"}))
+    columns = [("size", "text", 0), ("n", "text", 0), ("p", "text", 0), ("lr", "text", 0), ("edge", "text", 0),
+               ("rec", "num", 4), ("rec_sd", "num", 4), ("erank", "num", 2), ("steps", "int", 0), ("gated", "text", 0),
+               ("seeds", "int", 0), ("statuses", "text", 0)]
+    header = ["size", "n", "p", "lr*", "", "rec", "sd", "erank", "steps", "train < 1e-4", "seeds", "status"]
+    notes = ["Adam-p, RMS convention, GPU port (no outer eps); p = 1 is Adam; S5 over every seed of the size",
+             "EDGE: lr* is its grid's smallest or largest value; the paper publishes no values for this arm"]
+    return tables.simple_table(shown, columns, header, "App. D.9 optional GPU dial arm", notes)
+
+
 def signum_audit(table: pd.DataFrame) -> tuple[str, str]:
     """App. D.10 P2 and P3: signum's mean rec and each seed's per horizon, anneal, tail and lr."""
     shown = table.assign(tau=table["tau"].map(lambda x: "" if x != x else f"{x:g}"),
@@ -288,4 +305,6 @@ COMMANDS: dict[str, Command] = {
                           lambda p, cfg: phase_fine(records.read_table(p[0]))[1:]),
     "table11": Command("the ladder's table11.csv and splits.csv (results/ladder/)", _exactly(2),
                        lambda p, cfg: table11(*map(records.read_table, p))),
+    "dial_gpu": Command("the ladder's GPU dial arm's table.csv (results/dial_gpu/)", _exactly(1),
+                        lambda p, cfg: dial_gpu(records.read_table(p[0]))),
 }

@@ -66,14 +66,11 @@ def problems(get):
         yield "ladder/extension_seeds", f"{sorted(both)} are selection seeds too; an extension seed runs at lr* only"
 
 
-def experiment_name(arm: str, stage: str) -> str:
-    """The run records' experiment: the cosine-all reruns are another experiment of the arm. A
-    fine-grid arm of the phase diagram (sensing.phase_fine) is named as its experiment already."""
-    base = arm if arm.startswith(FINE_PREFIX) else f"ladder_{arm}"
+def experiment_name(arm: str, exp: dict, stage: str) -> str:
+    """The run records' experiment: the cosine-all reruns are another experiment of the arm. An arm
+    of another family in this form (sensing.phase_fine, sensing.dial_gpu) names its own."""
+    base = exp.get("experiment", f"ladder_{arm}")
     return f"{base}_{COSINE_ALL}" if stage == COSINE_ALL else base
-
-
-FINE_PREFIX = "phase_fine_"  # phase_fine.arm_name's
 
 
 def stage_settings(exp: dict, stage: str) -> dict:
@@ -95,7 +92,7 @@ def bundle_identity(arm: str, exp: dict, method: str, stage: str) -> tuple[dict,
     settings = {k: run[k] for k in RUN_KEYS if k in run}
     settings |= {"grid": run["grids"][method], "decayed": method in run["decayed"], "selection": RULE, "seeds": seeds,
                  "dtype": DTYPE}
-    return {"experiment": experiment_name(arm, stage), "method": method, "stage": stage}, settings
+    return {"experiment": experiment_name(arm, exp, stage), "method": method, "stage": stage}, settings
 
 
 def stages(exp: dict) -> list[str]:

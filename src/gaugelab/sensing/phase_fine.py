@@ -22,7 +22,8 @@ def mode(size: str) -> str:
 
 
 def arm_name(size: str, tau: float) -> str:
-    return f"{ladder.FINE_PREFIX}{size}_tau{value_tag(tau)}"
+    """An arm's name, which is its run records' experiment too."""
+    return f"phase_fine_{size}_tau{value_tag(tau)}"
 
 
 def arms(config: dict) -> dict[str, dict]:
@@ -36,6 +37,7 @@ def arms(config: dict) -> dict[str, dict]:
                  for m, grid in fine["grids"].items()}
         for tau in fine["taus"]:
             out[arm_name(size, tau)] = {
+                "experiment": arm_name(size, tau),
                 "n": n, "rank": zoo["rank"], "width": n, "measurements_per_dof": zoo["measurements_per_dof"],
                 "init": lad["init"], "budget": fine["budget"], "tol": lad["tol"], "check_every": lad["check_every"],
                 "early_stop": True, "loop": gpu.LOOP, "decayed": [m for m in fine["decayed"] if m in grids],

@@ -2,6 +2,7 @@
 # float64 on config ladder/device, the GPU loop, k = n, m rounded (gaugelab.sensing.gpu). Per (arm,
 # method): S5 over the grid on the selection seeds, then the extension seeds at lr*, and where the
 # arm asks the cosine-all reruns; then Table 11 with each arm's split, and the comparison's rows.
+# Its optional GPU dial arm (§14.6, config dial_gpu) runs beside it and writes a table of its own.
 
 LADDER_TABLES = [
     "results/ladder/table11.csv",
@@ -16,8 +17,8 @@ DIAL_GPU_TABLES = [
 ]
 
 
-# The training job of every GPU-protocol arm: the ladder's, and the phase diagram's fine grid
-# (rules/section8.smk), each family in its own folder of results/runs.
+# The training job of every GPU-protocol arm: the ladder's and its dial arm's, and the phase
+# diagram's fine grid (rules/section8.smk), each family in its own folder of results/runs.
 rule gpu_sensing_train:
     input:
         unpack(gpu_arm_inputs),

@@ -145,6 +145,38 @@ def test_a_near_tie_selection_is_compared_at_the_published_lr_counts_included():
     assert (rank["reproduced"], rank["verdict"], rank["note"]) == (7, compare.DIFFERS, "")
 
 
+def _table6_rmsprop_decay(margin: float, shift: float, runner_up_erank: float) -> pd.DataFrame:
+    """Table 6's RMSProp decay rec-sel cell, selected at lr 0.01 (erank 8.6) by ``margin`` over the
+    runner-up lr 1e-4 (the published row but for ``runner_up_erank``); the selected cell's reruns
+    move its rec by ``shift``. The comparison's rows of that cell, by quantity."""
+    row = "rmsprop decay rec-sel"
+    rec, erank = (published.lookup("Table 6", row, q).value for q in ("rec", "erank"))
+    cell = {"mode": "decay", "rule": "rec-sel", "method": "rmsprop", "floor": False, "train": 1e-8, "gated": True}
+    table = pd.DataFrame([
+        cell | {"lr": 0.01, "selected": True, "margin": margin, "runner_up_lr": 1e-4, "rec": rec - 1e-3, "erank": 8.6},
+        cell | {"lr": 1e-4, "selected": False, "margin": math.nan, "runner_up_lr": math.nan, "rec": rec,
+                "erank": runner_up_erank}])
+    runs = pd.DataFrame([{"method": "rmsprop", "lr": 0.01, "seed": 42, "perturbation": d, "rec": rec - 1e-3 + move,
+                          "erank": 8.6} for d, move in ((0.0, 0.0), (1e-7, shift))])
+    found = sq.schedule(table, {"decay": sq.sensitivity(runs)})
+    rows = compare.rows(published.SCHEDULE + published.SCHEDULE_LOGGED, found)
+    return rows[(rows["source"] == "Table 6") & (rows["row"] == row)].set_index("quantity")
+
+
+def test_a_table6_near_tie_is_read_at_the_runner_up_only_where_it_agrees_and_never_exact():
+    near = _table6_rmsprop_decay(margin=8.6e-4, shift=5e-3, runner_up_erank=12.80)
+    assert list(near["verdict"]) == [compare.WITHIN] * 2 and list(near["at"]) == ["lr 0.0001"] * 2
+    assert near.loc["erank", "reproduced"] == 12.80
+    assert near.loc["erank", "note"].startswith("near-tie: lr 0.01 beats lr 0.0001 by 8.60e-04 < sensitivity 5.00e-03")
+    assert near.loc["erank", "note"].endswith("(lr 0.01 gives 8.6)")
+    # The reruns move the cell less than the margin: not a near tie, the selection's erank differs.
+    apart = _table6_rmsprop_decay(margin=8.6e-4, shift=1e-5, runner_up_erank=12.80)
+    assert (apart.loc["erank", "reproduced"], apart.loc["erank", "verdict"]) == (8.6, compare.DIFFERS)
+    # A near tie whose runner-up disagrees too: the selection's values stand.
+    neither = _table6_rmsprop_decay(margin=8.6e-4, shift=5e-3, runner_up_erank=10.0)
+    assert (neither.loc["erank", "at"], neither.loc["erank", "verdict"]) == ("lr 0.01", compare.DIFFERS)
+
+
 def _signum_runs(base: list[float], perturbed: list[list[float]]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Table 2 with signum's cell at ``base`` (rec per seed) and rerun under each perturbation of
     ``perturbed`` (one rec per seed each); every other method at its published values."""

@@ -20,7 +20,7 @@ it was not run here and which target makes it. Verdicts:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -103,6 +103,23 @@ def judge(v: published.Value, reproduced: float, sens: float = math.nan, ensembl
     if v.is_bound:
         return BOUND if bound_holds(v, reproduced) else DIFFERS
     return verdict(v.value, reproduced, v.tolerance, sens, ensemble)
+
+
+def near_tie(values: list[published.Value], chosen: list[Found], runner_up: list[Found], margin: float,
+             decided_by: float) -> list[Found]:
+    """One selected cell's readings of ``values``, or its runner-up's where the selection is a near
+    tie (its margin below ``decided_by``, the measured sensitivity that decides it), the selection
+    differs from a published value and the runner-up agrees with every one: then each reads "within
+    measured sensitivity", never exact, its note giving both cells. For tables whose lrs the paper
+    does not print (Table 6); Table 2's rule reads a near tie at the published lr."""
+    if not margin < decided_by or all(judge(v, f.value, f.sensitivity, f.ensemble) != DIFFERS
+                                      for v, f in zip(values, chosen)):
+        return chosen
+    if any(judge(v, f.value) != EXACT for v, f in zip(values, runner_up)):
+        return chosen
+    return [replace(f, verdict=WITHIN, note=f"near-tie: {c.at} beats {f.at} by {margin:.2e} < sensitivity "
+                    f"{decided_by:.2e}; read at the runner-up ({c.at} gives {c.value:.4g})")
+            for c, f in zip(chosen, runner_up)]
 
 
 REQUIREMENT = {"decades": "within {t:g} decade(s)", "at_least": ">= {t:g}", "at_most": "<= {t:g}",

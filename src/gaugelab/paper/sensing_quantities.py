@@ -16,7 +16,7 @@ import math
 import pandas as pd
 
 from . import published
-from .compare import DIFFERS, EXACT, WITHIN, Found
+from .compare import DIFFERS, EXACT, WITHIN, Found, near_tie
 from ..optim import cards
 from ..sensing import controls, select
 from ..sensing import dial as dial_arms
@@ -321,10 +321,7 @@ def _schedule_logged(table: pd.DataFrame, chosen, sens: dict[str, pd.DataFrame])
             hit = chosen(mode, rule)
             hit = hit[hit["method"] == method]
             if len(hit):
-                r = hit.iloc[0]
-                note = "floor: the selected row did not interpolate" if r["floor"] else ""
-                found[v.key] = Found(float(r[v.quantity]), f"lr {r['lr']:g}",
-                                     **_spread(sens.get(mode), method, r["lr"], v.quantity), note=note)
+                found[v.key] = _table6_cell(table, hit.iloc[0], v, sens.get(mode))
         else:  # App. D.7: RMSProp at lr 1e-4, read whatever the selection chose
             mode = v.row.split()[1]
             cells = table[(table["mode"] == mode) & (table["rule"] == "rec-sel") & (table["method"] == cards.RMSPROP)
@@ -334,6 +331,20 @@ def _schedule_logged(table: pd.DataFrame, chosen, sens: dict[str, pd.DataFrame])
                 found[v.key] = Found(float(r[v.quantity]), "lr 1e-4", **_spread(sens.get(mode), cards.RMSPROP, 1e-4,
                                                                                 v.quantity))
     return found
+
+
+def _table6_cell(table: pd.DataFrame, r: pd.Series, v, sens: pd.DataFrame | None) -> Found:
+    """A Table 6 cell's ``v`` at its selection ``r``, or at the runner-up where the selection is a
+    near tie decided within the selected cell's measured sensitivity (compare.near_tie)."""
+    values = [w for w in published.SCHEDULE_LOGGED if w.source == v.source and w.row == v.row]
+    note = "floor: the selected row did not interpolate" if r["floor"] else ""
+    chosen = [Found(float(r[w.quantity]), f"lr {r['lr']:g}", **_spread(sens, r["method"], r["lr"], w.quantity),
+                    note=note) for w in values]
+    other = table[(table["mode"] == r["mode"]) & (table["rule"] == r["rule"]) & (table["method"] == r["method"])
+                  & (table["lr"] == r["runner_up_lr"])]
+    runner_up = [Found(float(other[w.quantity].iloc[0]), f"lr {r['runner_up_lr']:g}") for w in values] if len(
+        other) else chosen
+    return near_tie(values, chosen, runner_up, r["margin"], _sens(sens, r["method"], r["lr"]))[values.index(v)]
 
 
 def monotone(rows: pd.DataFrame) -> bool:

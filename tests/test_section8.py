@@ -127,3 +127,23 @@ def test_snakemake_section8_on_the_smoke_configuration(tmp_path):
     assert dag.returncode == 0 and "phase_comparison" in dag.stdout
     again = snakemake_smoke(tmp_path, "section8", "-n", "--cores", "1")
     assert "Nothing to be done" in again.stdout + again.stderr
+
+
+@pytest.mark.parametrize("tau_star", [0.2, 0.35, 0.5])
+def test_the_phase_figures_muon_label_follows_tau_star_inside_the_axes(tau_star):
+    """§15.4 places "Muon cedes to GD" at (tau* + 0.115, 0.235) for tau* = 0.2; a larger computed
+    tau* moves it left just enough to end inside the axes."""
+    from matplotlib.text import Text
+
+    from gaugelab.paper import figures
+
+    taus = [0, 0.05, 0.1, 0.2, 0.35, 0.5]
+    rows = [{"tau": t, "method": m, "rec": rec + 0.1 * t, "rec_sd": 0.01}
+            for m, rec in (("adam", 0.6), ("gd", 0.1), ("muon", 0.0), ("shampoo", 0.3)) for t in taus]
+    fig = figures.figure_phase(pd.DataFrame(rows), tau_star, published_tau=0.35)
+    ax = fig.axes[0]
+    label = next(t for t in ax.texts if t.get_text() == "Muon cedes to GD")
+    fig.canvas.draw()
+    assert Text.get_window_extent(label).x1 <= ax.get_window_extent().x1  # the text alone, not its arrow
+    x, y = label.xyann
+    assert y == 0.235 and (x == pytest.approx(0.315) if tau_star == 0.2 else x < tau_star + 0.115)

@@ -13,6 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
 
 from ..sensing import dial, select  # noqa: E402
 from ..core import sealed  # noqa: E402
@@ -319,6 +320,18 @@ def figure_lr_sensitivity(rows: list[dict], published: dict[str, dict[str, float
 
 # --- Section 8: the phase diagram (spec §15.4) ----------------------------------------------------
 
+def keep_inside(ax, note, x_max: float = 0.515):
+    """Move an annotation's text left, as little as needed, so that it ends by ``x_max`` (data
+    units): §15.4 places the phase figure's text for tau* = 0.2, and following a larger computed
+    tau* would carry it past the axis."""
+    ax.figure.canvas.draw()
+    to_data = ax.transData.inverted()
+    box = Text.get_window_extent(note)  # the text alone, not its arrow (Annotation's extent has both)
+    width = to_data.transform((box.x1, 0))[0] - to_data.transform((box.x0, 0))[0]
+    x, y = note.xyann
+    note.xyann = (min(x, x_max - width), y)
+
+
 PHASE_ORDER = (cards.ADAM, cards.SHAMPOO, cards.GD, cards.MUON)  # draw order; the legend follows cards
 
 
@@ -329,7 +342,7 @@ def figure_phase(table, tau_star: float, published_tau: float | None = None, tit
     computed values, not the paper's coordinates (§15.4: the line follows the computed tau*)."""
     house_style()
     fig, ax = plt.subplots(figsize=(4.15, 2.32))
-    curves = {}
+    curves, cedes = {}, None
     for method in PHASE_ORDER:
         rows = table[table["method"] == method].sort_values("tau")
         if not len(rows):
@@ -345,10 +358,10 @@ def figure_phase(table, tau_star: float, published_tau: float | None = None, tit
                 ha="right", fontsize=8.4, color=MUTED)
         muon = curves.get(cards.MUON, {})
         if tau_star in muon:
-            ax.annotate("Muon cedes to GD", xy=(tau_star, muon[tau_star]), xytext=(tau_star + 0.115, 0.235),
-                        color=cards.colour(cards.MUON), fontsize=8.2,
-                        arrowprops=dict(arrowstyle="->", color=cards.colour(cards.MUON), lw=0.8,
-                                        connectionstyle="arc3,rad=-0.25"))
+            cedes = ax.annotate("Muon cedes to GD", xy=(tau_star, muon[tau_star]), xytext=(tau_star + 0.115, 0.235),
+                                color=cards.colour(cards.MUON), fontsize=8.2,
+                                arrowprops=dict(arrowstyle="->", color=cards.colour(cards.MUON), lw=0.8,
+                                                connectionstyle="arc3,rad=-0.25"))
     adam = curves.get(cards.ADAM, {})
     if adam and all(adam[t] >= max(c.get(t, -math.inf) for c in curves.values()) for t in adam):
         at = sorted(adam)[len(adam) // 2]
@@ -363,6 +376,8 @@ def figure_phase(table, tau_star: float, published_tau: float | None = None, tit
     ax.set_ylabel("recovery error")
     ax.set_ylim(0, 1)
     ax.set_xlim(-0.01, 0.52)
+    if cedes is not None:
+        keep_inside(ax, cedes)
     handles, labels = ax.get_legend_handles_labels()
     order = [labels.index(cards.plain(m)) for m in (cards.GD, cards.ADAM, cards.MUON, cards.SHAMPOO)
              if cards.plain(m) in labels]

@@ -320,16 +320,16 @@ def figure_lr_sensitivity(rows: list[dict], published: dict[str, dict[str, float
 
 # --- Section 8: the phase diagram (spec §15.4) ----------------------------------------------------
 
-def keep_inside(ax, note, x_max: float = 0.515):
-    """Move an annotation's text left, as little as needed, so that it ends by ``x_max`` (data
-    units): §15.4 places the phase figure's text for tau* = 0.2, and following a larger computed
-    tau* would carry it past the axis."""
+def keep_inside(ax, note, margin: float = 0.005):
+    """Move an annotation's text left, as little as needed, so that it ends ``margin`` (data units)
+    inside the axes' right limit: §15.4 places the phase figure's text for tau* = 0.2, and
+    following a larger computed tau* would carry it past the axis."""
     ax.figure.canvas.draw()
     to_data = ax.transData.inverted()
     box = Text.get_window_extent(note)  # the text alone, not its arrow (Annotation's extent has both)
     width = to_data.transform((box.x1, 0))[0] - to_data.transform((box.x0, 0))[0]
     x, y = note.xyann
-    note.xyann = (min(x, x_max - width), y)
+    note.xyann = (min(x, ax.get_xlim()[1] - margin - width), y)
 
 
 PHASE_ORDER = (cards.ADAM, cards.SHAMPOO, cards.GD, cards.MUON)  # draw order; the legend follows cards

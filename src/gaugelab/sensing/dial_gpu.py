@@ -76,10 +76,9 @@ def table(arms_: dict[str, dict], runs: dict[tuple[str, str], list[dict]]) -> pd
                 continue
             cell = chosen.iloc[0]
             at = [r for r in recs if r["lr"] == cell["lr"]]
-            statuses = [gpu.status(r["status"], r["train"], exp["tol"], select.LOOSE_GATE) for r in at]
             rows.append(row | {
                 "lr": float(cell["lr"]), "edge": float(cell["lr"]) in (grid[0], grid[-1]), "rec": cell["rec"],
                 "rec_sd": cell["rec_sd"], "erank": cell["erank"], "steps": int(cell["steps"]),
                 "gated": bool(cell["gated"]), "seeds": len(at),
-                "statuses": ", ".join(f"{statuses.count(s)} {s}" for s in dict.fromkeys(statuses))})
+                "statuses": gpu.status_counts(at, exp["tol"], select.LOOSE_GATE)})
     return pd.DataFrame(rows)

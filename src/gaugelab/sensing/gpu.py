@@ -30,3 +30,9 @@ def status(loop_status: str, train: float, tol: float = 1e-7, loose: float = 1e-
     if loop_status == "diverged":
         return DIVERGED
     return INTERP if train < tol else LOOSE if train < loose else NOT_INTERPOLATED
+
+
+def status_counts(runs: list[dict], tol: float = 1e-7, loose: float = 1e-4) -> str:
+    """"2 loose, 1 interp": each GPU status of ``runs`` with its count, in first-seen order."""
+    statuses = [status(r["status"], r["train"], tol, loose) for r in runs]
+    return ", ".join(f"{statuses.count(s)} {s}" for s in dict.fromkeys(statuses))

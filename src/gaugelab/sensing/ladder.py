@@ -149,14 +149,13 @@ def cell(arm: str, exp: dict, method: str, runs: dict[str, list[dict]]) -> dict:
     recs = [r["rec"] for r in at]
     mean = _mean(recs)
     sd = math.sqrt(_mean([(x - mean) ** 2 for x in recs])) if recs else math.nan
-    statuses = [gpu.status(r["status"], r["train"], exp["tol"], select.LOOSE_GATE) for r in at]
     cosine = [r["rec"] for r in runs.get(COSINE_ALL, [])]
     return {"arm": arm, "kind": exp["kind"], "n": exp["n"], "rank": exp["rank"],
             "mdof": exp["measurements_per_dof"], "budget": exp["budget"], "method": method,
             "class": cards.klass(method), "lr": lr, "edge": edge, "rec": mean, "rec_sd": sd,
             "erank": _mean([r["erank"] for r in at]), "cosine_all_rec": _mean(cosine),
             "worst_train": _worst([r["train"] for r in at]), "train": _mean([r["train"] for r in at]),
-            "seeds": len(at), "statuses": ", ".join(f"{statuses.count(s)} {s}" for s in dict.fromkeys(statuses))}
+            "seeds": len(at), "statuses": gpu.status_counts(at, exp["tol"], select.LOOSE_GATE)}
 
 
 def table11(cells: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:

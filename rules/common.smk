@@ -243,6 +243,23 @@ def sensitivity_bundles(experiment):
     return rerun_shards(experiment) + ensemble
 
 
+def rerun_sources(experiment):
+    """The experiments whose perturbed reruns this one's take where they coincide
+    (controls.reruns_made): those that make some of its runs (RUN_SOURCE) and rerun cells too."""
+    if experiment not in SENSING:
+        return []
+    sources = dict.fromkeys(RUN_SOURCE[(experiment, *cell)] for cell in experiment_cells(experiment))
+    return [source for source in sources if source != experiment and source in RERUN_EXPERIMENTS]
+
+
+def shared_rerun_shards(experiment):
+    return [bundle for source in rerun_sources(experiment) for bundle in rerun_shards(source)]
+
+
+def shared_ensembles(experiment):
+    return [f"results/runs/{source}/sensitivity_ensemble.json" for source in rerun_sources(experiment)]
+
+
 # Experiments with sensitivity reruns (gaugelab.paper.sensing_quantities.rerun_cells): the zoo, the
 # controls' arms whose published rows rest on selected cells, and the dial.
 RERUN_EXPERIMENTS = [e for e in [*SENSING_EXPERIMENTS, "dial"] if gaugelab_sq.has_reruns(e)]

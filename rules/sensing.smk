@@ -66,6 +66,7 @@ rule sensing_summary:
 rule sensing_sensitivity:
     input:
         runs=lambda w: rerun_runs(w.experiment),
+        shared=lambda w: shared_rerun_shards(w.experiment),
         set_aside=lambda w: checked(
             f"results/runs/{w.experiment}/sensitivity_shard{w.shard}.json",
             gaugelab_records.BUNDLE_SCHEMA,
@@ -114,6 +115,7 @@ rule sensing_ensemble:
     input:
         runs=lambda w: rerun_runs(w.experiment),
         first=lambda w: rerun_shards(w.experiment),
+        shared=lambda w: shared_ensembles(w.experiment),
         set_aside=lambda w: checked(
             f"results/runs/{w.experiment}/sensitivity_ensemble.json",
             gaugelab_records.BUNDLE_SCHEMA,

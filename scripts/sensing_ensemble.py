@@ -1,7 +1,8 @@
 """Rerun an experiment's chaotic cells (sensing_quantities.chaotic_cells: the cells the comparison
 rests on whose rec the first perturbation moved at the printed digits) on every seed under the
 ensemble's further perturbations, as one batch: the spread a chaotic cell's verdict is read
-against."""
+against. A rerun that an experiment sharing this one's runs already made (the `shared` bundles) is
+taken from it."""
 import sys
 from pathlib import Path
 
@@ -10,7 +11,7 @@ sys.stdout = sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line by li
 
 from gaugelab.paper import sensing_quantities as sq  # noqa: E402
 from gaugelab.core import records  # noqa: E402
-from gaugelab.sensing import select  # noqa: E402
+from gaugelab.sensing import controls, select  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params
 base = [records.read(path) for path in snakemake.input.runs]
@@ -18,13 +19,15 @@ first = [r for path in snakemake.input.first for r in records.read_bundle(path)]
 reran = list(dict.fromkeys((r["method"], r["lr"]) for r in first))
 chaotic = sq.chaotic_cells(select.frame(base + first), reran, p.chaotic)
 cells = [(method, seed, lr, delta) for method, lr in chaotic for seed in p.seeds for delta in p.perturbations]
-recs = []
-if cells:  # torch is imported only here: most experiments have no chaotic cell
-    from gaugelab.sensing import dial, runner
+made = [r for path in snakemake.input.shared for r in records.read_bundle(path)]
+rules = None
+if w.experiment == "dial" and cells:  # torch is imported only for a cell to train: most experiments have none
+    from gaugelab.sensing import dial
 
-    rules = dial.variants(p.settings["ps"], p.settings["conventions"]) if w.experiment == "dial" else None
-    recs = runner.run_batch(w.experiment, p.settings, cells, rules=rules, dtype=p.dtype, device=p.device,
-                            threads=snakemake.threads)
+    rules = dial.variants(p.settings["ps"], p.settings["conventions"])
+recs, taken = controls.rerun(w.experiment, p.settings, cells, base, made, rules=rules, dtype=p.dtype,
+                             device=p.device, threads=snakemake.threads)
 records.write_bundle(snakemake.output[0], recs, *sq.bundle_identity(w.experiment, p.settings, 0, 1, p.seeds,
                                                                       p.perturbations, p.dtype, p.chaotic))
-print(f"chaotic cells (rec moved by more than {p.chaotic:g}): {chaotic or 'none'}; {len(recs)} perturbed runs")
+print(f"chaotic cells (rec moved by more than {p.chaotic:g}): {chaotic or 'none'}; {len(recs)} perturbed runs "
+      f"({taken} taken from the shared bundles)")

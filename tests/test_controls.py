@@ -179,3 +179,40 @@ def test_a_run_shared_by_experiments_is_one_record(tiny):
         if src != name:
             assert runner.run_settings(arms[name], method, cfg["dtype"]) == \
                 runner.run_settings(arms[src], method, cfg["dtype"])
+
+
+def test_an_arm_takes_the_reruns_the_zoo_made_of_its_shared_runs(tiny, tmp_path):
+    """A rerun is made once: the init-scale arm at the zoo's init shares the zoo's runs, so it takes
+    the zoo's reruns of them (the same run, perturbation and numerics mode), stored members byte for
+    byte, and trains only the rest. A run of another arm with the same method, lr and seed is
+    another run (its settings digest differs); another perturbation or mode is not the same rerun."""
+    from gaugelab.core import records
+
+    cfg, arms, recs = tiny
+    same, other = controls.init_arm(arms["zoo"]["init"]), controls.init_arm(1e-2)
+    assert same in arms and other in arms and same != other
+    delta = 1e-3
+    shared = [("gd", 42, 0.03, delta), ("adam", 123, 1e-2, delta)]
+    zoo_made = runner.run_batch("zoo", arms["zoo"], shared, threads=1)
+    records.write_bundle(tmp_path / "zoo.json", zoo_made, {"experiment": "zoo"}, {})
+    made = records.read_bundle(tmp_path / "zoo.json")
+    mode = made[0]["provenance"]["numerics"]
+    made += [{**made[0], "perturbation": 2 * delta},  # another perturbation
+             {**made[1], "provenance": {**made[1]["provenance"], "numerics": mode + "-other"}}]  # another mode
+    made += runner.run_batch(other, arms[other], [("muon", 42, 0.1, delta)], threads=1)  # another arm's run
+
+    base = recs["zoo"]  # the arm's runs are the zoo's records
+    cells = [*shared, ("muon", 42, 0.1, delta), ("gd", 42, 0.03, 2 * delta)]
+    assert sorted(controls.reruns_made(cells, base, made)) == [0, 1, 3]
+    assert sorted(controls.reruns_made(cells, recs[other], made)) == [2]  # the other arm: its own run only
+    assert controls.reruns_made(cells, base, [made[3]]) == {}  # cell 1's rerun, but made in another mode
+    out, taken = controls.rerun(same, arms[same], cells[:3], base, made[:2], threads=1)
+    assert taken == 2 and out[:2] == made[:2] and out[2]["experiment"] == same
+    records.write_bundle(tmp_path / "arm.json", out, {"experiment": same}, {})
+    stored = records.load(tmp_path / "arm.json", records.BUNDLE_SCHEMA)["records"]
+    assert stored[:2] == records.load(tmp_path / "zoo.json", records.BUNDLE_SCHEMA)["records"]
+    own = runner.run_batch(same, arms[same], shared, threads=1)  # what the arm would make itself, same batch
+    for mine, theirs in zip(own, out[:2]):
+        assert mine["provenance"]["settings"] == theirs["provenance"]["settings"]
+        assert {k: mine[k] for k in records.METRICS} == {k: theirs[k] for k in records.METRICS}
+        assert mine["curve"] == theirs["curve"]

@@ -87,6 +87,32 @@ def test_another_grouping_of_runs_retrains_nothing(smoke):
     assert "sensing_sensitivity" in planned and not [rule for rule in planned if "_train" in rule], planned
 
 
+def test_a_perturbed_rerun_is_made_once(smoke):
+    """An arm's perturbed rerun of a run it shares with the zoo (the init-scale arm at the zoo's init,
+    the decay control's, the flow-limit cells') is the zoo's stored member, byte for byte, and every
+    rerun the zoo made of a shared run is taken, not made again (controls.reruns_made)."""
+    def key(member):
+        return member["method"], member["lr"], member["seed"], member["provenance"]["settings"], member["perturbation"]
+
+    def members(experiment):
+        return [m for path in sorted((smoke / "results/runs" / experiment).glob("sensitivity_*.json"))
+                for m in records.load(path, records.BUNDLE_SCHEMA)["records"]]
+
+    zoo = {key(m): m for m in members("zoo")}
+    taken = 0
+    for folder in sorted((smoke / "results/runs").iterdir()):
+        if folder.name == "zoo":
+            continue
+        for member in members(folder.name):
+            if key(member) in zoo:
+                assert member == zoo[key(member)], f"{folder.name}: {key(member)}"
+                taken += 1
+            else:
+                assert member["experiment"] == folder.name, f"{folder.name}: {key(member)}"
+    assert taken, "no arm shares a rerun with the zoo in the smoke configuration"
+    log = (smoke / "logs/init_scale_0p001/sensitivity_shard0.log").read_text()
+    assert re.search(r"\(([1-9]\d*) taken from the shared bundles\)", log), log
+
 def test_report_contains_figure_table_and_comparison(smoke):
     snakemake(smoke, "--report", "report.html")
     text = (smoke / "report.html").read_text(errors="replace")

@@ -241,6 +241,40 @@ def run_sources(experiments: dict[str, dict], seeds: list[int], dtype: str) -> d
             for name, exp in experiments.items() for key in run_keys(exp, seeds, dtype)}
 
 
+def reruns_made(cells: list[tuple], runs: list[dict], made: list[dict]) -> dict[int, dict]:
+    """The perturbed reruns among ``cells`` (method, seed, lr, perturbation) that another
+    experiment's bundles already hold, by position in ``cells``: a member of ``made`` (stored
+    bundle members) of the same run as the cell's record among ``runs`` (:func:`record_key`: the
+    settings digest too), the same perturbation and the same numerics mode. A rerun is made once,
+    like a run (:func:`run_sources`): an arm whose runs are the zoo's takes the zoo's reruns of them."""
+    if not made:
+        return {}
+
+    def key(rec: dict, perturbation: float) -> tuple:
+        return record_key(rec), float(perturbation), rec["provenance"]["numerics"]
+
+    found = {key(r, r["perturbation"]): r for r in made}
+    base = {record_key(r)[:3]: r for r in runs}
+    wanted = [key(base[(method, float(lr), int(seed))], delta) for method, seed, lr, delta in cells]
+    return {i: found[k] for i, k in enumerate(wanted) if k in found}
+
+
+def rerun(experiment: str, exp: dict, cells: list[tuple], runs: list[dict], made: list[dict],
+          **kw) -> tuple[list[dict], int]:
+    """The perturbed reruns of ``cells``, in order: those ``made`` already holds
+    (:func:`reruns_made`), the others trained as one batch (runner.run_batch, given ``kw``); and
+    how many were taken. Torch is imported only if some cell is left to train."""
+    taken = reruns_made(cells, runs, made)
+    todo = [cell for i, cell in enumerate(cells) if i not in taken]
+    fresh = []
+    if todo:
+        from . import runner
+
+        fresh = runner.run_batch(experiment, exp, todo, **kw)
+    fresh = iter(fresh)
+    return [taken[i] if i in taken else next(fresh) for i in range(len(cells))], len(taken)
+
+
 def experiment_records(paths: list[str], exp: dict, seeds: list[int], dtype: str, *,
                        only: bool = False) -> list[dict]:
     """An experiment's runs among the records at ``paths``, in the workflow's order, each found by

@@ -25,7 +25,8 @@ FIELDS = ["rule", "key", "seconds", "machine", "run"]
 
 # A benchmark file's path under logs/benchmarks (without .tsv) -> (rule, key) of the job's message.
 PATTERNS = [
-    (r"twins/(?P<optimizer>[a-z_]+)/init(?P<init>\d+)", lambda m: ("twins_run", f"{m['optimizer']}_init{m['init']}")),
+    (r"twins/(?P<optimizer>[a-z_]+)/init(?P<init>\d+(?:_part\d+)?)",
+     lambda m: ("twins_run", f"{m['optimizer']}_init{m['init']}")),
     (r"table9/step1/(?P<model>[^/]+)/(?P<copy1>[a-z_]+_init\d+)", lambda m: ("table9_step1", m["model"])),
     (r"table9/full/(?P<model>.+)", lambda m: ("table9_full", m["model"])),
     (r"dial/train_seed\d+", lambda m: ("dial_train", "")),

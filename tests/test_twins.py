@@ -15,7 +15,7 @@ from gaugelab.attention import harness, tasks, transformer, twins
 from gaugelab.core import config, records, runtime
 from gaugelab.paper import twin_summary as ts
 from gaugelab.attention.configs import CPU_MOD47 as CFG
-from gaugelab.attention.pairs import Pair, by_base, parse_variant
+from gaugelab.attention.pairs import Pair, by_base, in_parts, parse_variant
 
 
 @pytest.fixture(autouse=True)
@@ -175,6 +175,17 @@ def test_a_base_batch_gives_each_pair_its_own_record(optimizer):
     assert by_base([*pairs, other, pairs[0]]) == {(optimizer, 42): pairs, ("sgd", 123): [other]}
     with pytest.raises(ValueError, match="one optimizer and init seed"):
         twins.train_base([pairs[0], other], s)
+
+
+def test_a_base_with_many_pairs_is_trained_in_parts():
+    """in_parts: at most ``most`` pairs a job, near equal parts in listed order; a base that fits in
+    one job keeps its plain name."""
+    many = [Pair.of("adam", "gauge", 42, seed) for seed in (1, 2, 3, 4, 5)] + [Pair.of("adam", "identity", 42)]
+    few = [Pair.of("sgd", "gauge", 123, 777)]
+    jobs = in_parts(by_base(many + few), 4)
+    assert jobs == {"adam_init42_part0": many[:3], "adam_init42_part1": many[3:], "sgd_init123": few}
+    assert in_parts(by_base(many), 6) == {"adam_init42": many}
+    assert [len(p) for p in in_parts(by_base(many[:5]), 2).values()] == [1, 2, 2]
 
 
 @pytest.mark.portable

@@ -67,7 +67,7 @@ def test_twins_target_is_complete(twins_run):
 
 def test_default_config_runs_each_distinct_pair_once(tmp_path):
     """S6-main (5) + S6-noise (4) + D5-multiseed (16) share 6 pairs: 19 pairs, whose copy 1 is one
-    of 8 (optimizer x init seed): 8 jobs."""
+    of 8 (optimizer x init seed), at most three pairs a job: Adam init 42's six in two parts, 9 jobs."""
     cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory", str(tmp_path),
            "--configfile", str(ROOT / "config.yaml"), "-n", "twins", "--quiet", "rules"]
     proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -75,6 +75,7 @@ def test_default_config_runs_each_distinct_pair_once(tmp_path):
     counts = {line.split()[0]: int(line.split()[1]) for line in (proc.stdout + proc.stderr).splitlines()
               if len(line.split()) == 2 and line.split()[1].isdigit()}
     runs = {rule: n for rule, n in counts.items() if rule.startswith("twins_run_")}
-    assert len(runs) == 8 and set(runs.values()) == {1}
-    assert counts["twins_run_adam_init42"] == 1 and "twins_run_sgd_init123" in runs
+    assert len(runs) == 9 and set(runs.values()) == {1}
+    assert counts["twins_run_adam_init42_part0"] == counts["twins_run_adam_init42_part1"] == 1
+    assert "twins_run_adam_init42" not in runs and "twins_run_sgd_init123" in runs
     assert counts["table3"] == counts["figure2"] == counts["table_d5"] == counts["twins_comparison"] == 1

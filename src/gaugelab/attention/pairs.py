@@ -93,6 +93,21 @@ def by_base(pairs: list[Pair]) -> dict[tuple[str, int], list[Pair]]:
     return groups
 
 
+def in_parts(groups: dict[tuple[str, int], list[Pair]], most: int) -> dict[str, list[Pair]]:
+    """Each group of :func:`by_base` as jobs of at most ``most`` pairs, named
+    ``<optimizer>_init<seed>`` (``..._part<k>`` where a group needs more than one), near equal in
+    size and in listed order. A part trains its copy 1 again: a longer group costs one more copy 1
+    per part, so that no job is much longer than the others."""
+    jobs = {}
+    for (optimizer, init), pairs in groups.items():
+        count = -(-len(pairs) // most)
+        name = f"{optimizer}_init{init}"
+        for k in range(count):
+            part = pairs[k * len(pairs) // count:(k + 1) * len(pairs) // count]
+            jobs[name if count == 1 else f"{name}_part{k}"] = part
+    return jobs
+
+
 def one_base(pairs: list[Pair]) -> tuple[str, int]:
     """The shared copy 1 (:func:`base_of`) of a batch of distinct pairs, or a ValueError."""
     if not pairs or len({base_of(p) for p in pairs}) != 1 or len(set(pairs)) != len(pairs):

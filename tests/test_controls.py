@@ -9,7 +9,7 @@ import pytest
 from gaugelab.paper import compare, published
 from gaugelab.paper import sensing_quantities as sq
 from gaugelab import configuration
-from gaugelab.core import config
+from gaugelab.core import config, records
 from gaugelab.sensing import controls, runner, select
 
 
@@ -186,8 +186,6 @@ def test_an_arm_takes_the_reruns_the_zoo_made_of_its_shared_runs(tiny, tmp_path)
     the zoo's reruns of them (the same run, perturbation and numerics mode), stored members byte for
     byte, and trains only the rest. A run of another arm with the same method, lr and seed is
     another run (its settings digest differs); another perturbation or mode is not the same rerun."""
-    from gaugelab.core import records
-
     cfg, arms, recs = tiny
     same, other = controls.init_arm(arms["zoo"]["init"]), controls.init_arm(1e-2)
     assert same in arms and other in arms and same != other
@@ -216,3 +214,18 @@ def test_an_arm_takes_the_reruns_the_zoo_made_of_its_shared_runs(tiny, tmp_path)
         assert mine["provenance"]["settings"] == theirs["provenance"]["settings"]
         assert {k: mine[k] for k in records.METRICS} == {k: theirs[k] for k in records.METRICS}
         assert mine["curve"] == theirs["curve"]
+
+
+@pytest.mark.portable
+def test_a_taken_rerun_is_bit_for_bit_the_one_the_arm_makes_in_its_own_batch():
+    """Under the portable numerics a run's numbers do not depend on its batch, so the zoo's rerun,
+    made beside other methods and seeds, is bit for bit the one the arm would make alone."""
+    cfg = configuration.validate({k: (dict(v) if isinstance(v, dict) else v) for k, v in TINY.items()})
+    arms = controls.sensing_experiments(cfg)
+    same, delta = controls.init_arm(arms["zoo"]["init"]), 1e-3
+    zoo = runner.run_batch("zoo", arms["zoo"], [("adam", 123, 1e-2, delta), ("gd", 42, 0.03, delta),
+                                                 ("muon", 42, 0.1, delta)], threads=1)
+    own = runner.run_batch(same, arms[same], [("gd", 42, 0.03, delta)], threads=1)[0]
+    assert own["provenance"]["settings"] == zoo[1]["provenance"]["settings"]
+    assert [own[k] for k in (*records.METRICS, "curve", "steps", "status")] == \
+        [zoo[1][k] for k in (*records.METRICS, "curve", "steps", "status")]

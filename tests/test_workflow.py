@@ -410,19 +410,19 @@ def test_a_running_jobs_log_shows_progress_lines(tmp_path):
     pair = "cpu-mod11-L2d16h2/adam/gauge/init42_seed777"
     cmd = SNAKEMAKE + ["--directory", str(tmp_path), "--configfile", str(tmp_path / "long.yaml"), "--cores", "1",
                        f"results/runs/twins/{pair}.json"]
-    log, seen = tmp_path / "logs/twins/adam/init42.log", None  # the job of copy 1 (adam, init 42) and its twins
+    logs, seen = tmp_path / "logs/twins/adam", None  # the job of copy 1 (adam, init 42), or its part: init42*.log
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                             env={**os.environ, "GAUGELAB_PROGRESS_SECONDS": "0.5"})
     try:
         deadline = time.time() + 240
         while time.time() < deadline and seen is None and proc.poll() is None:
             time.sleep(0.2)
-            lines = log.read_text().splitlines() if log.exists() else []
+            lines = [line for log in logs.glob("init42*.log") for line in log.read_text().splitlines()]
             seen = next((line for line in lines if line.startswith("progress twins") and "step 0/" not in line), None)
         running = proc.poll() is None and not (tmp_path / f"results/runs/twins/{pair}.json").exists()
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=60)
-    assert seen is not None, f"no mid-run progress line in {log}"
+    assert seen is not None, f"no mid-run progress line in {logs}/init42*.log"
     assert running, "the job had ended before its progress line was read"
     assert re.fullmatch(r"progress twins .+: 0/\d+ runs done, step [1-9]\d*/20000, \d+ s elapsed, about .+ left", seen)

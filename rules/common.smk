@@ -237,9 +237,14 @@ def ensemble_perturbations():
     return gaugelab_sq.ensemble_perturbations(sens["perturbations"], sens["ensemble"])
 
 
+def ensemble_bundle(experiment):
+    """The bundle of an experiment's chaotic cells' ensemble of perturbed reruns."""
+    return f"results/runs/{experiment}/sensitivity_ensemble.json"
+
+
 def sensitivity_bundles(experiment):
     """Every perturbed rerun of an experiment: the first ones and the chaotic cells' ensemble."""
-    ensemble = [f"results/runs/{experiment}/sensitivity_ensemble.json"] if config["sensitivity"]["ensemble"] > 1 else []
+    ensemble = [ensemble_bundle(experiment)] if config["sensitivity"]["ensemble"] > 1 else []
     return rerun_shards(experiment) + ensemble
 
 
@@ -257,7 +262,7 @@ def shared_rerun_shards(experiment):
 
 
 def shared_ensembles(experiment):
-    return [f"results/runs/{source}/sensitivity_ensemble.json" for source in rerun_sources(experiment)]
+    return [ensemble_bundle(source) for source in rerun_sources(experiment)]
 
 
 # Experiments with sensitivity reruns (gaugelab.paper.sensing_quantities.rerun_cells): the zoo, the

@@ -117,7 +117,7 @@ rule sensing_ensemble:
         first=lambda w: rerun_shards(w.experiment),
         shared=lambda w: shared_ensembles(w.experiment),
         set_aside=lambda w: checked(
-            f"results/runs/{w.experiment}/sensitivity_ensemble.json",
+            ensemble_bundle(w.experiment),
             gaugelab_records.BUNDLE_SCHEMA,
             gaugelab_records.provenance(
                 *gaugelab_sq.bundle_identity(

@@ -5,7 +5,7 @@ rule (SGD, Adam, RMSprop), a minimal ``torch.optim.Optimizer`` written out below
 not, the spec's loop and loss. The engine runs the same cells with ``runner.run_batch`` (the whole
 sweep as one batch, or one batch per seed with ``--batch seed``). Both use the same thread count.
 ``--workers N`` also times the engine as the workflow runs it: the sweep dealt into N shards
-(``runner.deal``) trained side by side in N worker processes started from this one, each on
+(``dealing.deal``) trained side by side in N worker processes started from this one, each on
 threads/N thread(s), start-up included; their records must equal the one-process engine's.
 Prints seconds per method, the ratios, and the largest recovery difference between the engine
 and the plain loop on the stable (non-chaotic) methods as a same-work check.
@@ -26,7 +26,7 @@ from concurrent.futures import ProcessPoolExecutor
 import torch
 
 from gaugelab.core import config, runtime
-from gaugelab.sensing import runner
+from gaugelab.sensing import dealing, runner
 
 CHAOTIC = {"signum", "rmsprop"}  # spec §19: their cells move by ~1e-2 under round-off
 
@@ -130,7 +130,7 @@ def engine_shard(job: tuple) -> list[dict]:
 def engine_in_workers(exp: dict, cells: list, workers: int, threads: int) -> list[dict]:
     """The sweep dealt into ``workers`` shards as the workflow deals its jobs, trained side by
     side in fresh processes (spawned: each imports torch, as a job does); records in cell order."""
-    shards = runner.deal(cells, workers, seed=lambda c: c[1], method=lambda c: c[0])
+    shards = dealing.deal(cells, workers, seed=lambda c: c[1], method=lambda c: c[0])
     jobs = [(exp, shard, max(1, threads // workers)) for shard in shards]
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         done = {(r["method"], r["seed"], r["lr"]): r for part in pool.map(engine_shard, jobs) for r in part}

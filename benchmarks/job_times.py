@@ -34,7 +34,7 @@ PATTERNS = [
     (r"diagnose/runs", lambda m: ("diagnose_runs", "")),
     (r"census/(?P<library>.+)", lambda m: ("census_library", m["library"])),
     (r"(?P<experiment>[a-z0-9_]+)/sensitivity_shard\d+", lambda m: ("sensing_sensitivity", "")),
-    (r"(?P<experiment>[a-z0-9_]+)/sensitivity_ensemble", lambda m: ("sensing_ensemble", "")),
+    (r"(?P<experiment>[a-z0-9_]+)/sensitivity_ensemble_shard\d+", lambda m: ("sensing_ensemble", "")),
     (r"(?P<experiment>[a-z0-9_]+)/train_shard\d+", lambda m: ("sensing_train", m["experiment"])),
 ]
 

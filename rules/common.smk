@@ -26,6 +26,7 @@ from gaugelab.sensing import dial_gpu as gaugelab_dial_gpu
 from gaugelab.sensing import ladder as gaugelab_ladder
 from gaugelab.sensing import phase as gaugelab_phase
 from gaugelab.sensing import phase_fine as gaugelab_phase_fine
+from gaugelab.sensing import dealing as gaugelab_dealing
 from gaugelab.sensing import runner as gaugelab_runner
 from gaugelab.paper import sensing_quantities as gaugelab_sq
 from gaugelab.sensing import signum_audit as gaugelab_signum_audit
@@ -202,7 +203,7 @@ def experiment_runs(experiment):
     return [run_path(RUN_SOURCE[(experiment, *cell)], *cell) for cell in experiment_cells(experiment)]
 
 
-# A sensing experiment's runs are dealt over SHARDS training jobs, seed by seed (runner.deal), and
+# A sensing experiment's runs are dealt over SHARDS training jobs, seed by seed (dealing.deal), and
 # its sensitivity reruns likewise: a speed choice. Under the portable numerics records do not
 # depend on the grouping (testbed.Layout); under the native ones a run's last bits may.
 SHARDS = config["shards"]
@@ -223,7 +224,7 @@ def own_cells(experiment):
 
 
 def shard_cells(experiment, shard):
-    return gaugelab_runner.deal(own_cells(experiment), SHARDS, seed=lambda c: c[2], method=lambda c: c[0])[shard]
+    return gaugelab_dealing.deal(own_cells(experiment), SHARDS, seed=lambda c: c[2], method=lambda c: c[0])[shard]
 
 
 def rerun_shards(experiment):
@@ -237,14 +238,19 @@ def ensemble_perturbations():
     return gaugelab_sq.ensemble_perturbations(sens["perturbations"], sens["ensemble"])
 
 
-def ensemble_bundle(experiment):
-    """The bundle of an experiment's chaotic cells' ensemble of perturbed reruns."""
-    return f"results/runs/{experiment}/sensitivity_ensemble.json"
+def ensemble_bundle(experiment, shard):
+    """The bundle of one job's share of an experiment's chaotic cells' ensemble of perturbed
+    reruns: whole seeds, dealt like the first reruns, so no one job bounds the wall time."""
+    return f"results/runs/{experiment}/sensitivity_ensemble_shard{shard}.json"
+
+
+def ensemble_bundles(experiment):
+    return [ensemble_bundle(experiment, shard) for shard in range(SENSITIVITY_SHARDS)]
 
 
 def sensitivity_bundles(experiment):
     """Every perturbed rerun of an experiment: the first ones and the chaotic cells' ensemble."""
-    ensemble = [ensemble_bundle(experiment)] if config["sensitivity"]["ensemble"] > 1 else []
+    ensemble = ensemble_bundles(experiment) if config["sensitivity"]["ensemble"] > 1 else []
     return rerun_shards(experiment) + ensemble
 
 
@@ -262,7 +268,7 @@ def shared_rerun_shards(experiment):
 
 
 def shared_ensembles(experiment):
-    return [ensemble_bundle(source) for source in rerun_sources(experiment)]
+    return [bundle for source in rerun_sources(experiment) for bundle in ensemble_bundles(source)]
 
 
 # Experiments with sensitivity reruns (gaugelab.paper.sensing_quantities.rerun_cells): the zoo, the

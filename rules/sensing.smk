@@ -1,7 +1,7 @@
 # Matrix-sensing training jobs, their extraction, and the sensitivity reruns.
 #
 # One training job = one shard of an experiment: its runs (every method, lr and seed it does not
-# share with an earlier experiment, rules/common.smk: RUN_SOURCE; dealt seed by seed, runner.deal;
+# share with an earlier experiment, rules/common.smk: RUN_SOURCE; dealt seed by seed, dealing.deal;
 # config `shards`) advance as one batch sharing the product with A
 # (gaugelab.sensing.runner.run_batch), and each run writes its own record. The grouping is a speed choice:
 # under the portable numerics a run's numbers do not depend on its batch, and a change of `shards`
@@ -117,14 +117,14 @@ rule sensing_ensemble:
         first=lambda w: rerun_shards(w.experiment),
         shared=lambda w: shared_ensembles(w.experiment),
         set_aside=lambda w: checked(
-            ensemble_bundle(w.experiment),
+            ensemble_bundle(w.experiment, w.shard),
             gaugelab_records.BUNDLE_SCHEMA,
             gaugelab_records.provenance(
                 *gaugelab_sq.bundle_identity(
                     w.experiment,
                     rerun_settings(w.experiment),
-                    0,
-                    1,
+                    int(w.shard),
+                    SENSITIVITY_SHARDS,
                     config["seeds"],
                     ensemble_perturbations(),
                     config["dtype"],
@@ -133,13 +133,14 @@ rule sensing_ensemble:
             ),
         ),
     output:
-        "results/runs/{experiment}/sensitivity_ensemble.json",
+        "results/runs/{experiment}/sensitivity_ensemble_shard{shard}.json",
     log:
-        "logs/{experiment}/sensitivity_ensemble.log",
+        "logs/{experiment}/sensitivity_ensemble_shard{shard}.log",
     benchmark:
-        "logs/benchmarks/{experiment}/sensitivity_ensemble.tsv"
+        "logs/benchmarks/{experiment}/sensitivity_ensemble_shard{shard}.tsv"
     wildcard_constraints:
         experiment="|".join(RERUN_EXPERIMENTS),
+        shard=r"\d+",
     priority: 20
     conda:
         "../envs/gaugelab.yaml"
@@ -148,6 +149,8 @@ rule sensing_ensemble:
         mem_mb=2000,
         runtime=60,
     params:
+        shard=lambda w: int(w.shard),
+        shards=SENSITIVITY_SHARDS,
         seeds=config["seeds"],
         settings=lambda w: rerun_settings(w.experiment),
         perturbations=ensemble_perturbations(),
@@ -155,6 +158,6 @@ rule sensing_ensemble:
         dtype=config["dtype"],
         device=config["device"],
     message:
-        f"{{wildcards.experiment}}: the chaotic cells' ensemble of perturbed reruns{took('sensing_ensemble', bound='up to')}"
+        f"{{wildcards.experiment}}: the chaotic cells' ensemble of perturbed reruns, shard {{wildcards.shard}}{took('sensing_ensemble', bound='up to')}"
     script:
         "../scripts/sensing_ensemble.py"

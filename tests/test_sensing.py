@@ -208,10 +208,10 @@ def test_no_early_stop_runs_every_step_and_tol_still_decides_the_status():
 
 
 def test_deal_never_cuts_a_seed_and_interleaves_the_methods():
-    from gaugelab.sensing import runner
+    from gaugelab.sensing import dealing
 
     cells = [(method, lr, seed) for method in ("a", "b", "c") for lr in (1, 2) for seed in (7, 8, 9)]
-    deal = lambda shards, cells=cells: runner.deal(cells, shards, seed=lambda c: c[2], method=lambda c: c[0])
+    deal = lambda shards, cells=cells: dealing.deal(cells, shards, seed=lambda c: c[2], method=lambda c: c[0])
     pieces = deal(2)
     assert sorted(c for p in pieces for c in p) == sorted(cells)
     assert [sorted({c[2] for c in p}) for p in pieces] == [[7, 8], [9]]  # whole seeds, the larger job first
@@ -225,13 +225,13 @@ def test_deal_never_cuts_a_seed_and_interleaves_the_methods():
 SHARDED_RUN = """
 import json, sys
 from gaugelab.core import config
-from gaugelab.sensing import runner
+from gaugelab.sensing import dealing, runner
 shards, threads = map(int, sys.argv[1:])
 exp = {**config.load()["zoo"], "budget": 60, "check_every": 20}
 cells = [(method, seed, lr, 0.0) for method, grid in exp["grids"].items() for lr in grid[1:3]
          for seed in (42, 123, 456)]
 out = {}
-for piece in runner.deal(cells, shards, seed=lambda c: c[1], method=lambda c: c[0]):
+for piece in dealing.deal(cells, shards, seed=lambda c: c[1], method=lambda c: c[0]):
     if not piece:
         continue
     for cell, record in zip(piece, runner.run_batch("zoo", exp, piece, threads=threads)):
@@ -244,7 +244,7 @@ print(json.dumps(out))
 @pytest.mark.portable
 def test_records_do_not_depend_on_shards_or_threads():
     """The numerics contract's promise on the zoo's shapes (40x40, 462 measurements): every
-    method's records, byte for byte but the environment, for 1, 2 and 3 shards (runner.deal, as
+    method's records, byte for byte but the environment, for 1, 2 and 3 shards (dealing.deal, as
     the workflow cuts them) and 1 and 2 threads, each in a fresh process as a job is (torch
     resets MKL's threads at a process's first parallel region)."""
     import json

@@ -243,8 +243,8 @@ def test_dry_run_job_counts_of_the_default_config(tmp_path):
     # flow-limit cells, the decay control's four arms (every rec-sel cell of Table 6's three, RMSProp's
     # 6x10^4-step arm) and the dial, three shards each
     assert counts["sensing_sensitivity"] == 3 * 11 and counts["report_pages"] == 1
-    # and each of those eleven experiments' chaotic cells' ensemble, one job each
-    assert zoo["sensing_ensemble"] == 1 and counts["sensing_ensemble"] == 11
+    # and each of those eleven experiments' chaotic cells' ensemble, dealt likewise (one seed a job)
+    assert zoo["sensing_ensemble"] == 3 and counts["sensing_ensemble"] == 3 * 11
     assert not [rule for rule in counts if rule.startswith("census")]  # the census is opt-in
     census = dry_run_counts(tmp_path, "census")
     assert census["census_library"] == 2 and census["census_table"] == 1  # torch, pytorch_optimizer

@@ -28,6 +28,7 @@ PATTERNS = [
     (r"twins/(?P<optimizer>[a-z_]+)/init(?P<init>\d+(?:_part\d+)?)",
      lambda m: ("twins_run", f"{m['optimizer']}_init{m['init']}")),
     (r"table9/step1/(?P<model>[^/]+)/(?P<copy1>[a-z_]+_init\d+)", lambda m: ("table9_step1", m["model"])),
+    (r"table9/step0/(?P<model>[^/]+)/init\d+", lambda m: ("table9_step0", m["model"])),
     (r"table9/full/(?P<model>.+)", lambda m: ("table9_full", m["model"])),
     (r"dial/train_seed\d+", lambda m: ("dial_train", "")),
     (r"nuclear_reference/seed\d+", lambda m: ("nuclear_reference_run", "")),

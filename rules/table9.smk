@@ -1,8 +1,10 @@
 # Table 9: the float64 twins at scale (attention.md §2, §4, §10.4, §11.3, §12.3).
 #
+# - table9_step0: step 0 of the twins of one configuration and init seed (the base and each copy 2
+#   before any update: the same for every optimizer), one CPU job each;
 # - table9_step1: steps 0 and 1 of the pairs of one configuration that share a copy 1, one CPU
-#   job each (the discriminating signal; in the default target); table9_step1_bundle: the
-#   configuration's parts as its one step-1 bundle.
+#   job each, step 0 read from table9_step0 (the discriminating signal; in the default target);
+#   table9_step1_bundle: the configuration's parts as its one step-1 bundle.
 # - table9_full: the full-length pairs of one configuration, batched, tagged resources gpu=1
 #   (the `gpu` target).
 # - table9: the table from whatever records exist (step columns always, final columns where the
@@ -12,6 +14,7 @@
 from gaugelab.attention import merge as gaugelab_merge
 from gaugelab.attention import configs as gaugelab_configs
 from gaugelab.attention import float64 as gaugelab_float64
+from gaugelab.attention import float64_step1 as gaugelab_float64_step1
 from gaugelab.attention import pairs as gaugelab_pairs
 
 
@@ -37,9 +40,38 @@ T9_CORPUS = lambda wildcards: [CORPUS] if wildcards.model == gaugelab_configs.TE
 # t9_existing) and set aside when not (t9_unusable).
 
 
+rule table9_step0:
+    input:
+        corpus=T9_CORPUS,
+        set_aside=t9_step0_checked,
+    output:
+        gaugelab_float64.step0_path("{model}", "{init}"),
+    log:
+        "logs/table9/step0/{model}/init{init}.log",
+    benchmark:
+        "logs/benchmarks/table9/step0/{model}/init{init}.tsv"
+    priority: longest_first("table9_step1")  # the step-1 jobs wait on it
+    conda:
+        "../envs/gaugelab.yaml"
+    threads: 1
+    resources:
+        mem_mb=6000,
+        runtime=60,
+    params:
+        dtype=T9["dtype"],
+        twins=lambda w: [p.row for p in t9_twins(w.init)],
+        device=T9["step1_device"],
+    message:
+        f"Table 9, step 0 of the float64 twins of {{wildcards.model}} at init {{wildcards.init}} (the base and "
+        f"each copy 2 before any update, read by every optimizer's step-1 job){took_each('table9_step0')}"
+    script:
+        "../scripts/table9_step0.py"
+
+
 rule table9_step1:
     input:
         corpus=T9_CORPUS,
+        step0=lambda w: gaugelab_float64.step0_path(w.model, w.init),
         set_aside=t9_step1_part_checked,
     output:
         gaugelab_float64.step1_part_path("{model}", "{optimizer}", "{init}"),

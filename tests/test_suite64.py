@@ -134,6 +134,33 @@ def test_small_config_step1_matches_table9(small):
     assert step1(small[("adam", "gauge", 0.0)]) / noise > 10  # the structural split dwarfs the noise twin
 
 
+def test_step0_is_measured_once_per_init_seed_and_read_back_by_each_optimizers_subset(small, tmp_path):
+    """Step 0 of a twin does not depend on the optimizer: one record per init seed holds each twin
+    once (float64_step1.step0), and the subsets of every optimizer that read it give the records
+    they give measuring step 0 themselves; a record of another init seed, or one lacking a twin,
+    is refused by name."""
+    model = "f64-mod47-L2d64h4"
+    cfg, task = configs.config(model), float64.make_task(configs.config(model))
+    both = pairs(("adam", "gauge", 42, 777), ("sgd", "gauge", 42, 777), ("adam", "identity", 42),
+                 ("adam", "noise", 42, None, 1e-5))
+    rec = float64_step1.step0(cfg, task, 42, both)
+    assert [(p["twin"], p["twin_seed"], p["sigma"]) for p in rec["points"]] == [
+        ("gauge", 777, 0.0), ("identity", 0, 0.0), ("noise", 888, 1e-5)]  # the gauge twin once, for both
+    path = tmp_path / "init42.json"
+    records.write_json(path, rec)
+    read = records.read_twin_step0(path, float64_step1.step0_provenance(model, 42, "float64"))
+    for optimizer in ("adam", "sgd"):
+        mine = [p for p in both if p.optimizer == optimizer]
+        untimed = lambda recs: [{k: v for k, v in r.items() if k != "wall_s"} for r in recs]
+        assert untimed(float64_step1.step1_subset(cfg, task, mine, SETTINGS, step0_records=[read], log=print)) \
+            == untimed(float64_step1.step1_subset(cfg, task, mine, SETTINGS, log=print))
+    assert [p[1:] for p in small[("adam", "identity", 0.0)]["curve"]][0] == read["points"][1]["point"][1:]
+    with pytest.raises(records.RecordError, match=r"init42\.json: another run than its path names"):
+        records.read_twin_step0(path, float64_step1.step0_provenance(model, 43, "float64"))
+    with pytest.raises(records.RecordError, match="no step-0 record holds adam gauge twin .init 42, twin seed 999"):
+        float64_step1.step1_subset(cfg, task, pairs(("adam", "gauge", 42, 999)), SETTINGS, step0_records=[read])
+
+
 @pytest.mark.portable
 def test_a_full_loop_reproduces_the_subset_and_keeps_the_identity_exact(small):
     cfg = configs.config("f64-mod47-L2d64h4")
@@ -293,8 +320,9 @@ def test_default_target_runs_the_step1_subset_and_gpu_target_the_full_runs(tmp_p
 
     default = dry_run_counts(tmp_path)
     # the step-1 subset: one job per configuration and copy 1 (Adam at init 42 and 43, scalar-Adam,
-    # Muon, SGD), one bundle per configuration
+    # Muon, SGD), one bundle per configuration; step 0 one job per configuration and init seed
     assert default["table9_step1"] == 4 * 5 and default["table9_step1_bundle"] == 4
+    assert default["table9_step0"] == 4 * 2
     assert default["table9"] == 1 and "table9_full" not in default
     gpu = dry_run_counts(tmp_path / "gpu", "gpu")
     assert gpu["table9_full"] == 4 and "table9_step1" not in gpu  # one job per configuration
@@ -317,6 +345,8 @@ def test_the_step1_bundle_from_its_copy_1_parts_is_the_whole_subsets(tmp_path):
     parts = sorted(p.name for p in (tmp_path / "results/runs/table9_step1" / model).iterdir())
     assert parts == ["adam_init42.json", "adam_init43.json", "muon_init42.json", "scalar_adam_init42.json",
                      "sgd_init42.json"]
+    steps0 = sorted(p.name for p in (tmp_path / "results/runs/table9_step0" / model).iterdir())
+    assert steps0 == ["init42.json", "init43.json"]  # step 0 once per init seed, read by each part
     cfg, pairs = configs.config(model), Pair.listed(t9["pairs"])
     runtime.set_threads(1)  # as the jobs run (threads: 1): native kernels may round by thread count
     whole = float64_step1.step1_subset(cfg, float64.make_task(cfg), pairs, settings, log=lambda line: None)

@@ -51,6 +51,18 @@ def t9_step1_checked(wildcards):
     return checked(gaugelab_float64.step1_path(wildcards.model), gaugelab_records.TWIN_BUNDLE_SCHEMA, provenance)
 
 
+def t9_twins(init):
+    """One pair per distinct twin of an init seed among Table 9's pairs: what its step-0 job measures."""
+    return gaugelab_float64_step1.twins_of(T9_PAIRS, int(init))
+
+
+def t9_step0_checked(wildcards):
+    provenance = gaugelab_float64_step1.step0_provenance(wildcards.model, wildcards.init, T9["dtype"])
+    return checked(
+        gaugelab_float64.step0_path(wildcards.model, wildcards.init), gaugelab_records.TWIN_STEP0_SCHEMA, provenance
+    )
+
+
 def t9_step1_part_checked(wildcards):
     pairs = T9_COPY1[(wildcards.optimizer, int(wildcards.init))]
     provenance = gaugelab_float64.step1_provenance(wildcards.model, T9_SETTINGS, pairs)

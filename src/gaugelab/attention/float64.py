@@ -294,6 +294,12 @@ def step1_path(model: str) -> str:
     return f"results/runs/table9_step1/{model}.json"
 
 
+def step0_path(model: str, init: int | str) -> str:
+    """results/runs/table9_step0/<model>/init<init>.json: step 0 of the twins of one init seed,
+    which the step-1 jobs of every optimizer at that seed share (float64_step1.step0)."""
+    return f"results/runs/table9_step0/{model}/init{init}.json"
+
+
 def step1_part_path(model: str, optimizer: str, init: int | str) -> str:
     """results/runs/table9_step1/<model>/<optimizer>_init<init>.json: the step-1 records of the
     pairs of one configuration that share a copy 1, a part of its bundle."""

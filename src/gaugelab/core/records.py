@@ -29,6 +29,7 @@ SCHEMA = "gaugelab.run/2"
 BUNDLE_SCHEMA = "gaugelab.bundle/2"
 TWIN_SCHEMA = "gaugelab.twin/2"
 TWIN_BUNDLE_SCHEMA = "gaugelab.twin_bundle/2"
+TWIN_STEP0_SCHEMA = "gaugelab.twin_step0/1"
 CONVEX_SCHEMA = "gaugelab.convex/2"
 DIAGNOSE_SCHEMA = "gaugelab.diagnose/2"
 MERGE_SCHEMA = "gaugelab.merge/2"
@@ -36,7 +37,7 @@ AUDIT_SCHEMA = "gaugelab.audit/1"
 CENSUS_SCHEMA = "gaugelab.census/1"
 # schema id -> its JSON Schema file in gaugelab/data/records/
 KINDS = {SCHEMA: "run", BUNDLE_SCHEMA: "bundle", TWIN_SCHEMA: "twin", TWIN_BUNDLE_SCHEMA: "twin_bundle",
-         CONVEX_SCHEMA: "convex", DIAGNOSE_SCHEMA: "diagnose", MERGE_SCHEMA: "merge",
+         TWIN_STEP0_SCHEMA: "twin_step0", CONVEX_SCHEMA: "convex", DIAGNOSE_SCHEMA: "diagnose", MERGE_SCHEMA: "merge",
          AUDIT_SCHEMA: "audit", CENSUS_SCHEMA: "census"}
 STATUSES = ("interpolated", "budget", "diverged")
 METRICS = ("train", "rec", "erank", "nuc", "bal")
@@ -239,6 +240,16 @@ def read_twin(path: str | Path) -> dict:
 def read_twin_bundle(path: str | Path) -> list[dict]:
     """The twin records of a Table 9 step-1 bundle."""
     return [_twin_values(r) for r in load(path, TWIN_BUNDLE_SCHEMA)["records"]]
+
+
+def read_twin_step0(path: str | Path, expected: dict) -> dict:
+    """A step-0 record of the float64 twins whose provenance must be ``expected``; its points'
+    nulls come back as NaN. One that cannot be used is a :class:`RecordError` naming it."""
+    reason = problem(path, TWIN_STEP0_SCHEMA, expected)
+    if reason is not None:
+        raise RecordError(reason)
+    record = load(path, TWIN_STEP0_SCHEMA)  # a missing file: "no such record"
+    return {**record, "points": [{**p, "point": [_from_json(x) for x in p["point"]]} for p in record["points"]]}
 
 
 # --- what a consumer checks ----------------------------------------------------------------------

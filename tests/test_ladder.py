@@ -15,7 +15,7 @@ from conftest import SMOKE, snakemake_smoke
 from gaugelab import configuration
 from gaugelab.core import config, records
 from gaugelab.paper import compare, opt_in_quantities, pages, published
-from gaugelab.sensing import dial_gpu, gpu, ladder, runner, testbed
+from gaugelab.sensing import dial_gpu, gpu, ladder, loop, runner, testbed
 
 EXP = {"n": 8, "rank": 2, "width": 8, "measurements_per_dof": 2.0, "init": 1e-3, "budget": 400, "tol": 1e-7,
        "check_every": 200, "loop": gpu.LOOP, "decayed": []}
@@ -44,7 +44,7 @@ def test_gpu_loop_keeps_a_diverged_runs_train_and_blanks_its_metrics():
     cells = [("gd", 42, 100.0, 0.0), ("gd", 42, 0.05, 0.0)]
     diverged, fine = runner.run_batch("ladder_test", EXP, cells, dtype="float64", threads=1)
     assert diverged["status"] == "diverged" and diverged["steps"] < EXP["budget"]
-    assert diverged["train"] > testbed.DIVERGENCE_BOUND or not math.isfinite(diverged["train"])
+    assert diverged["train"] > loop.DIVERGENCE_BOUND or not math.isfinite(diverged["train"])
     assert not math.isnan(diverged["train"])
     assert all(math.isnan(diverged[k]) for k in ("rec", "erank", "nuc", "bal"))
     assert math.isfinite(fine["rec"]) and fine["config"]["dtype"] == "float64" and fine["config"]["loop"] == "gpu"

@@ -8,7 +8,7 @@ import torch
 from gaugelab import optim
 from gaugelab.core import runtime
 from gaugelab.optim import cards
-from gaugelab.sensing import testbed
+from gaugelab.sensing import loop, testbed
 
 
 def small(seed=0, n=6, rank=2, per_dof=2.0):
@@ -113,20 +113,20 @@ def test_metrics_of_the_truth():
 
 
 def test_cosine_reaches_zero_at_the_budget():
-    assert testbed.cosine_factor(100, 100) == 0.0
-    assert testbed.cosine_factor(50, 100) == 0.5 or abs(testbed.cosine_factor(50, 100) - 0.5) < 1e-15
+    assert loop.cosine_factor(100, 100) == 0.0
+    assert loop.cosine_factor(50, 100) == 0.5 or abs(loop.cosine_factor(50, 100) - 0.5) < 1e-15
 
 
 def test_divergence_is_a_status_with_nan_metrics():
     inst, (u, v) = small()
-    res, = testbed.train(inst, optim.make("gd"), [10.0], u, v, budget=1000, decayed=False)
+    res, = loop.train(inst, optim.make("gd"), [10.0], u, v, budget=1000, decayed=False)
     assert res.status == "diverged" and res.steps < 1000
     assert all(math.isnan(x) for x in (res.rec, res.erank, res.nuc, res.bal, res.train))
 
 
 def test_early_stop_only_at_multiples_of_check_every():
     inst, (u, v) = small()
-    res, = testbed.train(inst, optim.make("adam"), [0.01], u, v, budget=5000, decayed=False,
+    res, = loop.train(inst, optim.make("adam"), [0.01], u, v, budget=5000, decayed=False,
                          tol=1e-3, check_every=300)
     assert res.status == "interpolated" and res.steps % 300 == 0 and res.train < 1e-3
     assert res.curve_steps[0] == 1 and res.curve_steps[-1] == res.steps
@@ -134,7 +134,7 @@ def test_early_stop_only_at_multiples_of_check_every():
 
 def test_budget_status_and_steps():
     inst, (u, v) = small()
-    res, = testbed.train(inst, optim.make("gd"), [1e-4], u, v, budget=50, decayed=True)
+    res, = loop.train(inst, optim.make("gd"), [1e-4], u, v, budget=50, decayed=True)
     assert res.status == "budget" and res.steps == 50
 
 
@@ -149,9 +149,9 @@ def test_batched_runs_are_bit_identical_to_one_at_a_time(name):
     inst, (u, v) = small(seed=3)
     lrs = [0.003, 0.03, 0.3, 10.0]
     make = DIAL.get(name, lambda: optim.make(name))
-    together = testbed.train(inst, make(), lrs, u, v, budget=600, decayed=True, tol=1e-4)
+    together = loop.train(inst, make(), lrs, u, v, budget=600, decayed=True, tol=1e-4)
     for lr, joint in zip(lrs, together):
-        alone, = testbed.train(inst, make(), [lr], u, v, budget=600, decayed=True, tol=1e-4)
+        alone, = loop.train(inst, make(), [lr], u, v, budget=600, decayed=True, tol=1e-4)
         assert (joint.status, joint.steps, joint.curve_loss) == (alone.status, alone.steps, alone.curve_loss)
         for key in ("rec", "erank", "nuc", "bal", "train"):
             a, b = getattr(joint, key), getattr(alone, key)
@@ -160,7 +160,7 @@ def test_batched_runs_are_bit_identical_to_one_at_a_time(name):
 
 def test_perturbation_scales_the_initial_u():
     inst, (u, v) = small()
-    base, moved = testbed.train(inst, optim.make("gd"), [0.01, 0.01], u, v, budget=1, decayed=False,
+    base, moved = loop.train(inst, optim.make("gd"), [0.01, 0.01], u, v, budget=1, decayed=False,
                                 perturbations=[0.0, 1e-3])
     assert moved.curve_loss[0] != base.curve_loss[0]
 
@@ -183,24 +183,24 @@ def test_one_batch_of_several_methods_and_seeds_matches_separate_batches():
 
 def test_dial_loop_checks_the_post_update_loss():
     inst, (u, v) = small()
-    canonical, = testbed.train(inst, optim.make("adam"), [0.01], u, v, budget=5000, decayed=False, tol=1e-3)
-    dial, = testbed.train(inst, optim.make("adam"), [0.01], u, v, budget=5000, decayed=False, tol=1e-3,
+    canonical, = loop.train(inst, optim.make("adam"), [0.01], u, v, budget=5000, decayed=False, tol=1e-3)
+    dial, = loop.train(inst, optim.make("adam"), [0.01], u, v, budget=5000, decayed=False, tol=1e-3,
                           loop="dial")
     assert dial.status == "interpolated" and dial.steps % 200 == 0 and dial.train < 1e-3
     assert dial.steps <= canonical.steps  # the post-update loss is lower, so it can only stop earlier
     assert dial.train != dial.curve_loss[-1]  # reported train is post-update, the curve pre-update
-    big, = testbed.train(inst, optim.make("gd"), [10.0], u, v, budget=1000, decayed=False, loop="dial")
+    big, = loop.train(inst, optim.make("gd"), [10.0], u, v, budget=1000, decayed=False, loop="dial")
     assert big.status == "diverged" and big.steps == 200  # no per-step test: caught at the first check
-    budget, = testbed.train(inst, optim.make("gd"), [1e-4], u, v, budget=50, decayed=False, loop="dial")
+    budget, = loop.train(inst, optim.make("gd"), [1e-4], u, v, budget=50, decayed=False, loop="dial")
     assert budget.status == "budget" and budget.steps == 50 and math.isfinite(budget.train)
     with pytest.raises(ValueError, match="unknown loop"):
-        testbed.train(inst, optim.make("gd"), [0.1], u, v, budget=1, decayed=False, loop="no_such_loop")
+        loop.train(inst, optim.make("gd"), [0.1], u, v, budget=1, decayed=False, loop="no_such_loop")
 
 
 def test_no_early_stop_runs_every_step_and_tol_still_decides_the_status():
     inst, (u, v) = small()
-    stopped, = testbed.train(inst, optim.make("adam"), [0.01], u, v, budget=3000, decayed=False, tol=1e-3)
-    full, = testbed.train(inst, optim.make("adam"), [0.01], u, v, budget=3000, decayed=False, tol=1e-3,
+    stopped, = loop.train(inst, optim.make("adam"), [0.01], u, v, budget=3000, decayed=False, tol=1e-3)
+    full, = loop.train(inst, optim.make("adam"), [0.01], u, v, budget=3000, decayed=False, tol=1e-3,
                           early_stop=False)
     assert stopped.steps < 3000 and full.steps == 3000
     assert full.status == "interpolated" and full.train < stopped.train

@@ -10,17 +10,17 @@ from conftest import snakemake_smoke
 
 from gaugelab.paper import compare, opt_in_quantities, published
 from gaugelab.core import config, records
-from gaugelab.sensing import controls, runner, signum_audit, signum_diagnostics, testbed
+from gaugelab.sensing import controls, loop, runner, signum_audit, signum_diagnostics, testbed
 
 TINY = {"zoo": {"n": 8, "rank": 2, "width": 8, "budget": 400},
         "signum_audit": {"budgets": [200, 400], "taus": [0.2], "long_budget": 400, "diagnose_every": 100}}
 
 
 def test_the_linear_anneal_ends_at_zero_and_names_its_runs():
-    assert testbed.linear_factor(0, 400) == 1.0 and testbed.linear_factor(400, 400) == 0.0
-    assert testbed.linear_factor(100, 400) == 0.75
+    assert loop.linear_factor(0, 400) == 1.0 and loop.linear_factor(400, 400) == 0.0
+    assert loop.linear_factor(100, 400) == 0.75
     with pytest.raises(ValueError, match="unknown anneal"):
-        testbed.train(testbed.make_instance(4, 1, 8, 0), [], [], *testbed.init_factors(4, 4, 1e-3, 0),
+        loop.train(testbed.make_instance(4, 1, 8, 0), [], [], *testbed.init_factors(4, 4, 1e-3, 0),
                       budget=1, decayed=False, anneal="step")
     cfg = config.validate(TINY)
     arms = signum_audit.arms(cfg)

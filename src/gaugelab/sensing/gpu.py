@@ -3,7 +3,7 @@
 
 The rest is the CPU machinery, unchanged: :func:`runner.prepare` draws X, A and the factors in
 float32 on the CPU exactly as the CPU path does and, for a float64 or device run, casts them and
-computes y = A vec(X) after the cast; :func:`testbed.train`'s ``"gpu"`` loop is the canonical
+computes y = A vec(X) after the cast; :func:`loop.train`'s ``"gpu"`` loop is the canonical
 loop, except that a diverged run keeps the offending train loss (its rec, erank, nuc and bal stay
 NaN). GPU runs add 1e-30 to rec's denominator, which leaves a float64 norm of any planted target
 (far above 1e-14) unchanged to the bit, so the metrics are the CPU ones in float64.
@@ -15,7 +15,7 @@ read from its final train against two bars, where the CPU loop knows only its to
 
 from __future__ import annotations
 
-LOOP = "gpu"  # testbed.LOOPS' GPU loop
+LOOP = "gpu"  # loop.LOOPS' GPU loop
 INTERP, LOOSE, NOT_INTERPOLATED, DIVERGED = "interp", "loose", "n/i", "diverged"
 
 

@@ -7,7 +7,7 @@ import torch
 
 from .. import optim
 from ..core import progress, records, runtime
-from . import gpu, testbed
+from . import gpu, loop, testbed
 
 
 def problem_size(exp: dict) -> dict:
@@ -52,30 +52,30 @@ def run_batch(experiment: str, exp: dict, cells: list[Cell], *, rules: dict[str,
     dial passes its Adam-p variants). The seeds' instances are stacked and all methods share the
     product with A; a run's numbers do not depend on the other runs of its batch
     (testbed.Layout), so any grouping of cells into jobs gives the same records. ``observe`` and
-    ``observe_every``: testbed.train's diagnostics hook.
+    ``observe_every``: loop.train's diagnostics hook.
     """
     dev = runtime.configure(threads=threads, device=device)
     rules = dict(rules or {})
     for method in dict.fromkeys(c[0] for c in cells):
         if method not in rules:
             rules[method] = optim.make(method)  # an unknown name fails, listing the known ones
-    loop = exp.get("loop", "canonical")
+    loop_name = exp.get("loop", "canonical")
     early_stop = exp.get("early_stop", True)
     seeds = list(dict.fromkeys(c[1] for c in cells))
     prepared = {seed: prepare(exp, seed, dtype, dev) for seed in seeds}
     inst = testbed.stack([prepared[seed][0] for seed in seeds])
-    results = testbed.train(
+    results = loop.train(
         inst, [rules[m] for m, _, _, _ in cells], [float(lr) for _, _, lr, _ in cells],
         torch.stack([prepared[seed][1] for _, seed, _, _ in cells]),
         torch.stack([prepared[seed][2] for _, seed, _, _ in cells]),
         budget=exp["budget"], decayed=[m in exp.get("decayed", []) for m, _, _, _ in cells], tol=exp["tol"],
         check_every=exp["check_every"], perturbations=[d for _, _, _, d in cells],
-        which=[seeds.index(seed) for _, seed, _, _ in cells], loop=loop, early_stop=early_stop,
+        which=[seeds.index(seed) for _, seed, _, _ in cells], loop=loop_name, early_stop=early_stop,
         anneal=exp.get("anneal", "cosine"), progress=progress.Progress(experiment, len(cells), exp["budget"]),
         observe=observe, observe_every=observe_every)
     env = runtime.environment(dtype, dev)
     size = {**problem_size(exp), "init": exp["init"], "budget": exp["budget"], "tol": exp["tol"],
-            "check_every": exp["check_every"], "loop": loop, "early_stop": early_stop, "dtype": dtype,
+            "check_every": exp["check_every"], "loop": loop_name, "early_stop": early_stop, "dtype": dtype,
             "device": str(dev)}
     return [{
         "schema": records.SCHEMA, "experiment": experiment, "method": method, "lr": r.lr,

@@ -1,5 +1,5 @@
 """App. D.10's P1, signum's mechanism diagnostics (spec: sensing.md §12 P1): its runs observed
-through testbed.train's observe hook every ``diagnose_every`` steps. The rest of the audit
+through loop.train's observe hook every ``diagnose_every`` steps. The rest of the audit
 (:mod:`gaugelab.sensing.signum_audit`) reads records only and imports no torch."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def _spectrum(x: torch.Tensor) -> tuple[float, float]:
 
 
 class Diagnostics:
-    """testbed.train's observe hook for P1: one row per run every ``every`` steps (spec §12 P1).
+    """loop.train's observe hook for P1: one row per run every ``every`` steps (spec §12 P1).
     The windowed quantities compare with the factors ``every`` steps earlier (at t = every, with
     the initial ones)."""
 

@@ -161,7 +161,7 @@ def test_batched_runs_are_bit_identical_to_one_at_a_time(name):
 def test_perturbation_scales_the_initial_u():
     inst, (u, v) = small()
     base, moved = loop.train(inst, optim.make("gd"), [0.01, 0.01], u, v, budget=1, decayed=False,
-                                perturbations=[0.0, 1e-3])
+                             perturbations=[0.0, 1e-3])
     assert moved.curve_loss[0] != base.curve_loss[0]
 
 
@@ -185,7 +185,7 @@ def test_dial_loop_checks_the_post_update_loss():
     inst, (u, v) = small()
     canonical, = loop.train(inst, optim.make("adam"), [0.01], u, v, budget=5000, decayed=False, tol=1e-3)
     dial, = loop.train(inst, optim.make("adam"), [0.01], u, v, budget=5000, decayed=False, tol=1e-3,
-                          loop="dial")
+                       loop="dial")
     assert dial.status == "interpolated" and dial.steps % 200 == 0 and dial.train < 1e-3
     assert dial.steps <= canonical.steps  # the post-update loss is lower, so it can only stop earlier
     assert dial.train != dial.curve_loss[-1]  # reported train is post-update, the curve pre-update
@@ -201,10 +201,67 @@ def test_no_early_stop_runs_every_step_and_tol_still_decides_the_status():
     inst, (u, v) = small()
     stopped, = loop.train(inst, optim.make("adam"), [0.01], u, v, budget=3000, decayed=False, tol=1e-3)
     full, = loop.train(inst, optim.make("adam"), [0.01], u, v, budget=3000, decayed=False, tol=1e-3,
-                          early_stop=False)
+                       early_stop=False)
     assert stopped.steps < 3000 and full.steps == 3000
     assert full.status == "interpolated" and full.train < stopped.train
     assert full.curve_loss[: len(stopped.curve_loss) - 1] == stopped.curve_loss[:-1]
+
+
+PREFIX_EXP = {"n": 6, "rank": 2, "width": 6, "measurements_per_dof": 2.0, "init": 0.3, "budget": 1200,
+              "tol": 1e-4, "check_every": 200}
+PREFIX_CELLS = [(method, seed, lr, delta) for method in ("adam", "muon", "gd") for seed in (42, 123)
+                for lr in (0.003, 0.03, 3.0) for delta in (0.0, 1e-3)]
+
+
+@pytest.mark.portable
+@pytest.mark.parametrize("long, short", [
+    ({"decayed": [], "early_stop": True}, {"budget": 600}),  # a constant lr on a longer budget
+    ({"decayed": [], "early_stop": False}, {"budget": 600, "early_stop": True}),
+    ({"decayed": ["adam", "muon", "gd"], "early_stop": False}, {"early_stop": True}),  # decay-full -> decay
+], ids=["const-longer", "const-no-early-stop", "decayed-no-early-stop"])
+def test_a_shorter_run_taken_from_a_longer_one_is_that_run_byte_for_byte(long, short):
+    """A run's first steps give the shorter run's record (runner.run_batch's ``prefixes``) byte for
+    byte as that run alone gives it, whether it diverged, stopped early before or at the shorter
+    budget, or ran it out; and the longer runs' records do not change."""
+    import json
+
+    from gaugelab.sensing import runner
+
+    long_exp = {**PREFIX_EXP, **long}
+    short_exp = {**long_exp, **short}
+    count = len(PREFIX_CELLS)
+    made = runner.run_batch("long", long_exp, PREFIX_CELLS, threads=1,
+                            prefixes={i: ("short", short_exp) for i in range(count)})
+    alone = runner.run_batch("short", short_exp, PREFIX_CELLS, threads=1)
+    assert [json.dumps(r, sort_keys=True) for r in made[count:]] == [json.dumps(r, sort_keys=True) for r in alone]
+    plain = runner.run_batch("long", long_exp, PREFIX_CELLS, threads=1)
+    assert [json.dumps(r, sort_keys=True) for r in made[:count]] == [json.dumps(r, sort_keys=True) for r in plain]
+    assert {r["status"] for r in alone} == {"interpolated", "budget", "diverged"}
+    stopped = {r["steps"] for r in alone if r["status"] == "interpolated"}
+    assert min(stopped) < short_exp["budget"] and short_exp["budget"] in stopped  # before and at its budget
+
+
+def test_a_run_is_the_prefix_only_of_a_run_whose_first_steps_it_is():
+    """prefix_budget: the same settings but the budget and early stop, and nothing of a step that
+    depends on the budget before the shorter one ends (a decayed run's lr does); run_batch refuses
+    another experiment's run by name."""
+    from gaugelab.sensing import runner
+
+    const, decayed = {**PREFIX_EXP, "decayed": []}, {**PREFIX_EXP, "decayed": ["adam"]}
+    assert runner.prefix_budget(const, {**const, "budget": 600}, "adam", "float32") == 600
+    assert runner.prefix_budget({**decayed, "early_stop": False}, decayed, "adam", "float32") == 1200
+    refused = [
+        (const, const),  # the same run: a shared one (controls.run_sources), not a prefix
+        (const, {**const, "budget": 2400}),  # longer
+        (const, {**const, "budget": 600, "early_stop": False}),  # a shorter run must stop early
+        (const, {**const, "budget": 500}),  # not at a check
+        (decayed, {**decayed, "budget": 600}),  # a decayed run's lr depends on its budget
+        (const, {**const, "budget": 600, "init": 0.1}),  # another setting
+        ({**const, "loop": "dial"}, {**const, "loop": "dial", "budget": 600}),
+    ]
+    assert [runner.prefix_budget(long, short, "adam", "float32") for long, short in refused] == [None] * 7
+    with pytest.raises(ValueError, match="short's adam runs are not the first steps of long's"):
+        runner.run_batch("long", const, PREFIX_CELLS[:1], prefixes={0: ("short", {**decayed, "budget": 600})})
 
 
 def test_deal_never_cuts_a_seed_and_interleaves_the_methods():

@@ -37,6 +37,32 @@ class RunResult:
     bal: float
     curve_steps: list[int]
     curve_loss: list[float]
+    prefix: RunResult | None = None  # the result of the shorter run that is this run's first steps
+
+
+def check_prefixes(prefixes: list[int | None], budget: int, decayed: list[bool], check_every: int,
+                   early_stop: bool, loop: str) -> dict[int, int]:
+    """Each run's shorter budget T' (by run) whose early-stopped run is the run's first steps.
+
+    A run of budget T is the first steps of its run of budget T' with early stop when nothing of a
+    step depends on the budget before T': a run at a constant lr (any T' <= T), or a decayed one
+    (its lr depends on T) at T' = T when it itself runs without early stop (the decay-full mode).
+    T' is a multiple of the check interval, where the shorter run's last check falls."""
+    if loop == "dial" and any(short is not None for short in prefixes):
+        raise ValueError("the dial loop's checks evaluate the post-update loss: no run of it is a prefix")
+    out = {}
+    for run, short in enumerate(prefixes):
+        if short is None:
+            continue
+        if not 0 < short <= budget or (short == budget and early_stop):
+            raise ValueError(f"a prefix of budget {short} is not a shorter run of one of budget {budget}"
+                             f"{' with early stop' if early_stop else ''}")
+        if decayed[run] and short != budget:
+            raise ValueError(f"a decayed run's lr depends on its budget: no run of budget {short} is its prefix")
+        if short % check_every:
+            raise ValueError(f"a prefix's budget {short} is not a multiple of the check interval {check_every}")
+        out[run] = short
+    return out
 
 
 def cosine_factor(t: int, budget: int) -> float:
@@ -104,7 +130,7 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
           budget: int, decayed: bool | list[bool], tol: float = 1e-7, check_every: int = 200,
           perturbations: list[float] | None = None, which: list[int] | None = None,
           loop: str = "canonical", early_stop: bool = True, anneal: str = "cosine", progress=None,
-          observe=None, observe_every: int = 0) -> list[RunResult]:
+          observe=None, observe_every: int = 0, prefixes: list[int | None] | None = None) -> list[RunResult]:
     """Run the canonical loop (spec §2.1), the dial loop or the GPU loop (§2.2) for every run at once.
 
     The dial loop has no per-step divergence test: at each check it evaluates the post-update
@@ -123,7 +149,9 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
     ``anneal`` is the decayed runs' shape (:data:`ANNEALS`). ``observe(t, factors, runs, states)``,
     if given, sees every ``observe_every``-th step after its update: the batch's (B, 2, n, k)
     factors, the run of each row and each rule group's state (the signum audit's diagnostics); it
-    must not change them.
+    must not change them. ``prefixes`` (one per run, or None) gives runs a shorter budget T'
+    (:func:`check_prefixes`): the run of budget T' with early stop is its first steps, and its
+    result is the run's ``prefix``, as that run alone would give it.
     """
     if loop not in LOOPS:
         raise ValueError(f"unknown loop {loop!r}; use one of {LOOPS}")
@@ -159,8 +187,10 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
     curves: list[list[float]] = [[] for _ in range(count)]
     curve_steps: list[int] = []
     results: dict[int, RunResult] = {}
+    pending = check_prefixes(prefixes or [None] * count, budget, decays, check_every, early_stop, loop)
+    shorter: dict[int, RunResult] = {}
 
-    def retire(rows: Tensor, t: int, train_loss: Tensor, status: str) -> None:
+    def retire(rows: Tensor, t: int, train_loss: Tensor, status: str, into: dict[int, RunResult] = results) -> None:
         if status == STATUS_DIVERGED:
             values = {key: [math.nan] * len(rows) for key in ("rec", "erank", "nuc", "bal")}
             final_train = train_loss[rows].tolist() if loop == "gpu" else [math.nan] * len(rows)
@@ -172,11 +202,29 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
             final_train = train_loss[rows].tolist()
         for j, row in enumerate(rows.tolist()):
             run = active_ids[row]
-            results[run] = RunResult(
+            into[run] = RunResult(
                 lr=lrs[run], perturbation=deltas[run], status=status, steps=t,
                 train=final_train[j], rec=values["rec"][j], erank=values["erank"][j],
                 nuc=values["nuc"][j], bal=values["bal"][j],
-                curve_steps=curve_steps[: len(curves[run])], curve_loss=curves[run])
+                curve_steps=curve_steps[: len(curves[run])], curve_loss=list(curves[run]))
+
+    def end_prefixes(t: int, check_loss: Tensor, diverged: Tensor | None) -> None:
+        """The shorter runs that end at step t: diverged, interpolated at a check, or at their budget."""
+        ending: dict[str, list[int]] = {}
+        below = (check_loss < tol).tolist()
+        for row, run in enumerate(active_ids):
+            if run not in pending:
+                continue
+            if diverged is not None and bool(diverged[row]):
+                ending.setdefault(STATUS_DIVERGED, []).append(row)
+            elif t % check_every == 0 and below[row]:
+                ending.setdefault(STATUS_INTERPOLATED, []).append(row)
+            elif t == pending[run]:
+                ending.setdefault(STATUS_BUDGET, []).append(row)
+        for status, rows in ending.items():
+            retire(torch.tensor(rows), t, check_loss, status, into=shorter)
+            for row in rows:
+                del pending[active_ids[row]]
 
     no_divergence = torch.zeros(count, dtype=torch.bool)
     for t in range(1, budget + 1):
@@ -202,6 +250,8 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
             check_loss = loss(inst, factors[:, 0], factors[:, 1], layout)  # post-update
             diverged = ~torch.isfinite(check_loss) | (check_loss > DIAL_DIVERGENCE_BOUND)
         checking = early_stop and t % check_every == 0
+        if pending and (diverged is not None or t % check_every == 0):
+            end_prefixes(t, check_loss, diverged)
         if diverged is None:
             if not checking:
                 continue
@@ -235,4 +285,6 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
                 retire(rows[mask], budget, check_loss, status)
     if progress is not None:
         progress.finish(t)
+    for run, result in shorter.items():
+        results[run].prefix = result
     return [results[i] for i in range(count)]

@@ -45,14 +45,16 @@ Cell = tuple[str, int, float, float]  # method, seed, lr, perturbation of U0
 
 def run_batch(experiment: str, exp: dict, cells: list[Cell], *, rules: dict[str, optim.Rule] | None = None,
               dtype: str = "float32", device: str = "cpu", threads: int | None = None, observe=None,
-              observe_every: int = 0) -> list[dict]:
+              observe_every: int = 0, prefixes: dict[int, tuple[str, dict]] | None = None) -> list[dict]:
     """Train every (method, seed, lr, perturbation) cell as one batch; return the records.
 
     ``rules`` maps a method label to its rule (default: the registry's rule of that name; the
     dial passes its Adam-p variants). The seeds' instances are stacked and all methods share the
     product with A; a run's numbers do not depend on the other runs of its batch
     (testbed.Layout), so any grouping of cells into jobs gives the same records. ``observe`` and
-    ``observe_every``: loop.train's diagnostics hook.
+    ``observe_every``: loop.train's diagnostics hook. ``prefixes`` maps a cell (by position) to
+    another experiment (name, settings) whose run of the same method, lr and seed is the cell's
+    first steps (:func:`prefix_budget`); their records follow the cells', in the order of ``prefixes``.
     """
     dev = runtime.configure(threads=threads, device=device)
     rules = dict(rules or {})
@@ -61,6 +63,12 @@ def run_batch(experiment: str, exp: dict, cells: list[Cell], *, rules: dict[str,
             rules[method] = optim.make(method)  # an unknown name fails, listing the known ones
     loop_name = exp.get("loop", "canonical")
     early_stop = exp.get("early_stop", True)
+    prefixes = dict(prefixes or {})
+    shorter = [None] * len(cells)
+    for i, (name, other) in prefixes.items():
+        shorter[i] = prefix_budget(exp, other, cells[i][0], dtype)
+        if shorter[i] is None:
+            raise ValueError(f"{name}'s {cells[i][0]} runs are not the first steps of {experiment}'s")
     seeds = list(dict.fromkeys(c[1] for c in cells))
     prepared = {seed: prepare(exp, seed, dtype, dev) for seed in seeds}
     inst = testbed.stack([prepared[seed][0] for seed in seeds])
@@ -72,12 +80,20 @@ def run_batch(experiment: str, exp: dict, cells: list[Cell], *, rules: dict[str,
         check_every=exp["check_every"], perturbations=[d for _, _, _, d in cells],
         which=[seeds.index(seed) for _, seed, _, _ in cells], loop=loop_name, early_stop=early_stop,
         anneal=exp.get("anneal", "cosine"), progress=progress.Progress(experiment, len(cells), exp["budget"]),
-        observe=observe, observe_every=observe_every)
+        observe=observe, observe_every=observe_every, prefixes=shorter)
     env = runtime.environment(dtype, dev)
+    out = [_record(experiment, exp, m, seed, r, dtype, dev, env) for (m, seed, _, _), r in zip(cells, results)]
+    return out + [_record(name, other, cells[i][0], cells[i][1], results[i].prefix, dtype, dev, env)
+                  for i, (name, other) in prefixes.items()]
+
+
+def _record(experiment: str, exp: dict, method: str, seed: int, r: loop.RunResult, dtype: str,
+            dev: torch.device, env: dict) -> dict:
+    """A run record (run.schema.json) of one result."""
     size = {**problem_size(exp), "init": exp["init"], "budget": exp["budget"], "tol": exp["tol"],
-            "check_every": exp["check_every"], "loop": loop_name, "early_stop": early_stop, "dtype": dtype,
-            "device": str(dev)}
-    return [{
+            "check_every": exp["check_every"], "loop": exp.get("loop", "canonical"),
+            "early_stop": exp.get("early_stop", True), "dtype": dtype, "device": str(dev)}
+    return {
         "schema": records.SCHEMA, "experiment": experiment, "method": method, "lr": r.lr,
         "seed": seed, "perturbation": r.perturbation, "status": r.status, "steps": r.steps,
         "train": r.train, "rec": r.rec, "erank": r.erank, "nuc": r.nuc, "bal": r.bal,
@@ -85,7 +101,23 @@ def run_batch(experiment: str, exp: dict, cells: list[Cell], *, rules: dict[str,
         "config": {**size, "schedule": schedule(exp, method)},
         "environment": env,
         "provenance": provenance(experiment, exp, method, r.lr, seed, r.perturbation, dtype),
-    } for (method, seed, _, _), r in zip(cells, results)]
+    }
+
+
+def prefix_budget(exp: dict, other: dict, method: str, dtype: str) -> int | None:
+    """The budget of ``other``'s runs of ``method`` if each is the first steps of ``exp``'s run of
+    the same lr and seed (loop.check_prefixes): every setting the same but a budget no longer, and
+    early stop; otherwise None."""
+    mine, theirs = run_settings(exp, method, dtype), run_settings(other, method, dtype)
+    if theirs == mine or not theirs["early_stop"] or theirs["budget"] > mine["budget"]:
+        return None
+    if {**theirs, "budget": mine["budget"], "early_stop": mine["early_stop"]} != mine:
+        return None
+    if mine["loop"] == "dial" or theirs["budget"] % mine["check_every"]:
+        return None
+    if mine["schedule"] != "const" and (theirs["budget"] != mine["budget"] or mine["early_stop"]):
+        return None
+    return theirs["budget"]
 
 
 def run_settings(exp: dict, method: str, dtype: str) -> dict:

@@ -1,7 +1,8 @@
 """List the runs that two experiments of the default target (or of a --config YAML) share: the
 same method, lr and seed, and the same digest of every setting that determines the numbers
 (runner.run_settings, records.settings_digest). The workflow trains each once
-(controls.run_sources: the later experiment reads the earlier one's record).
+(controls.run_sources: the later experiment reads the earlier one's record), and the runs of the
+decay control that are the first steps of another arm's (controls.run_prefixes).
 
     python benchmarks/shared_runs.py [--config my.yaml] [--list]
 """
@@ -54,11 +55,17 @@ def main():
     print(f"{total} runs, {len(groups)} distinct: {total - len(groups)} made by another experiment")
     for names, count in by_experiments.most_common():
         print(f"  {count:4d} runs shared by {' = '.join(names)}")
-    sources = controls.run_sources(controls.sensing_experiments(cfg), cfg["seeds"], cfg["dtype"])
+    experiments = controls.sensing_experiments(cfg)
+    sources = controls.run_sources(experiments, cfg["seeds"], cfg["dtype"])
     reused = sum(src != name for (name, *_), src in sources.items())
     print(f"the workflow reads {reused} of them from another experiment's record (controls.run_sources)")
     if reused != total - len(groups):
         sys.exit("run_sources misses shared runs")
+    arms = {arm: experiments[arm] for arm in controls.schedule_arms(cfg)}
+    prefixes = controls.run_prefixes(arms, sources, cfg["dtype"])
+    for (short, long), count in Counter((key[0], long) for key, long in prefixes.items()).items():
+        print(f"  {count:4d} runs of {short} are the first steps of {long}'s, and written from them "
+              "(controls.run_prefixes)")
     if args.list:
         for keys in shared.values():
             print(" ", " = ".join(f"{e}/{m}/lr{lr!r}/seed{s}" for e, m, lr, s in keys))

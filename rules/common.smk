@@ -223,8 +223,50 @@ def own_cells(experiment):
     return [cell for cell in experiment_cells(experiment) if RUN_SOURCE[(experiment, *cell)] == experiment]
 
 
+def trained_cells(experiment):
+    """The cells this experiment's jobs train: its own, but those a longer run's first steps give."""
+    return [cell for cell in own_cells(experiment) if (experiment, *cell) not in RUN_PREFIX]
+
+
 def shard_cells(experiment, shard):
-    return gaugelab_dealing.deal(own_cells(experiment), SHARDS, seed=lambda c: c[2], method=lambda c: c[0])[shard]
+    return gaugelab_dealing.deal(trained_cells(experiment), SHARDS, seed=lambda c: c[2], method=lambda c: c[0])[shard]
+
+
+def shard_prefixes(experiment, shard):
+    """The shorter runs (experiment, cell) whose records a training shard writes from its runs' first steps."""
+    cells = set(shard_cells(experiment, shard))
+    return [
+        (short, tuple(cell))
+        for (short, *cell), long in RUN_PREFIX.items()
+        if long == experiment and tuple(cell) in cells
+    ]
+
+
+def shard_records(experiment, shard):
+    """Every record a training shard writes: its runs', then the shorter runs' (shard_prefixes)."""
+    return [run_path(experiment, *cell) for cell in shard_cells(experiment, shard)] + [
+        run_path(short, *cell) for short, cell in shard_prefixes(experiment, shard)
+    ]
+
+
+def shard_checks(experiment, shard):
+    """:func:`checked_runs` for every record a training shard writes."""
+    return checked_runs(experiment, shard_cells(experiment, shard)) + [
+        marker for short, cell in shard_prefixes(experiment, shard) for marker in checked_runs(short, [cell])
+    ]
+
+
+def prefix_note(experiment, shard):
+    """', and N runs of <arm> from their first steps' for each arm whose shorter runs a shard writes."""
+    counts = {}
+    for short, _ in shard_prefixes(experiment, shard):
+        counts[short] = counts.get(short, 0) + 1
+    return "".join(f", and {n} runs of {short} from their first steps" for short, n in counts.items())
+
+
+def prefix_arms(experiment):
+    """The settings of the arms whose shorter runs this experiment's training writes, by name."""
+    return {short: SENSING[short] for (short, *_), long in RUN_PREFIX.items() if long == experiment}
 
 
 def rerun_shards(experiment):
@@ -277,6 +319,15 @@ RERUN_EXPERIMENTS = [e for e in [*SENSING_EXPERIMENTS, "dial"] if gaugelab_sq.ha
 
 
 SCHEDULE_ARMS = gaugelab_controls.schedule_arm_names(SENSING)  # mode -> sensing experiment
+# A run is trained once when it is the first steps of a longer one (runner.prefix_budget): the
+# decay control's const RMSProp runs are the 6x10^4-step arm's first 2x10^4 steps, its decay mode's
+# runs the decay-full mode's up to their early stop. The longer run's training job writes the
+# shorter run's record too (controls.run_prefixes), at the shorter run's own path. Only among the
+# decay control's arms, which Table 6 always asks for together: a zoo run inside decay-full would
+# make the zoo's own target wait on the control's full-horizon jobs.
+RUN_PREFIX = gaugelab_controls.run_prefixes(
+    {arm: SENSING[arm] for arm in SCHEDULE_ARMS.values()}, RUN_SOURCE, config["dtype"]
+)
 INIT_ARMS = {scale: gaugelab_controls.init_arm(scale) for scale in config["init_scale"]["inits"]}
 CONTROL_TABLES = {
     "nuclear_reference": "results/controls/nuclear_reference.csv",

@@ -3,7 +3,8 @@
 # One training job = one shard of an experiment: its runs (every method, lr and seed it does not
 # share with an earlier experiment, rules/common.smk: RUN_SOURCE; dealt seed by seed, dealing.deal;
 # config `shards`) advance as one batch sharing the product with A
-# (gaugelab.sensing.runner.run_batch), and each run writes its own record. The grouping is a speed choice:
+# (gaugelab.sensing.runner.run_batch), and each run writes its own record, and the record of a
+# shorter run of another arm that is its first steps (RUN_PREFIX). The grouping is a speed choice:
 # under the portable numerics a run's numbers do not depend on its batch, and a change of `shards`
 # retrains nothing that exists (no param names the grouping).
 
@@ -16,9 +17,9 @@ for _experiment in SENSING_EXPERIMENTS:
             name:
                 f"{_experiment}_train_{_shard}"
             input:
-                checked_runs(_experiment, shard_cells(_experiment, _shard)),
+                shard_checks(_experiment, _shard),
             output:
-                [run_path(_experiment, *cell) for cell in shard_cells(_experiment, _shard)],
+                shard_records(_experiment, _shard),
             log:
                 f"logs/{_experiment}/train_shard{_shard}.log",
             benchmark:
@@ -32,11 +33,13 @@ for _experiment in SENSING_EXPERIMENTS:
             params:  # not the shard's cells: its records (outputs) name them, and a change of grouping retrains nothing
                 experiment=_experiment,
                 settings=SENSING[_experiment],
+                prefixes=prefix_arms(_experiment),
                 dtype=config["dtype"],
                 device=config["device"],
             message:
                 f"{_experiment}: training shard {_shard + 1} of {SHARDS}, {len(shard_cells(_experiment, _shard))} runs of up to "
-                f"{SENSING[_experiment]['budget']} steps as one batch{took('sensing_train', _experiment)}"
+                f"{SENSING[_experiment]['budget']} steps as one batch{prefix_note(_experiment, _shard)}"
+                f"{took('sensing_train', _experiment)}"
             script:
                 "../scripts/sensing_train.py"
 

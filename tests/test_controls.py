@@ -181,6 +181,29 @@ def test_a_run_shared_by_experiments_is_one_record(tiny):
                 runner.run_settings(arms[src], method, cfg["dtype"])
 
 
+def test_the_decay_controls_shorter_runs_are_written_from_the_longer_arms():
+    """controls.run_prefixes on the default configuration: schedule_const's RMSProp runs are the
+    6x10^4-step arm's first steps, the decay mode's own runs of decay-full's methods decay-full's up
+    to their early stop; nothing else, no run of the zoo, and no longer run gives two."""
+    from gaugelab.core import config
+
+    cfg = config.load()
+    experiments = controls.sensing_experiments(cfg)
+    sources = controls.run_sources(experiments, cfg["seeds"], cfg["dtype"])
+    arms = {arm: experiments[arm] for arm in controls.schedule_arms(cfg)}
+    prefixes = controls.run_prefixes(arms, sources, cfg["dtype"])
+    pairs = {(short, method, long) for (short, method, _, _), long in prefixes.items()}
+    assert pairs == {("schedule_const", "rmsprop", "schedule_rmsprop_const")} | {
+        ("schedule_decay", m, "schedule_decay_full") for m in ("gd", "adam", "scalar_adam", "shampoo")}
+    assert len(prefixes) == 15 + 3 * (4 + 3 + 4 + 4)
+    longer = [(long, *key[1:]) for key, long in prefixes.items()]
+    assert len(set(longer)) == len(longer) and all(sources[cell] == cell[0] for cell in longer)
+    assert all(sources[key] == key[0] for key in prefixes)
+    # with every arm's own budget, the const arm's RMSProp is no longer a prefix of anything
+    same = {**arms, controls.RMSPROP_ARM: {**arms[controls.RMSPROP_ARM], "budget": cfg["zoo"]["budget"]}}
+    assert not any(short == "schedule_const" for short, *_ in controls.run_prefixes(same, sources, cfg["dtype"]))
+
+
 def test_an_arm_takes_the_reruns_the_zoo_made_of_its_shared_runs(tiny, tmp_path):
     """A rerun is made once: the init-scale arm at the zoo's init shares the zoo's runs, so it takes
     the zoo's reruns of them (the same run, perturbation and numerics mode), stored members byte for

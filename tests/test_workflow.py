@@ -333,6 +333,22 @@ def test_smoke_run_produces_the_controls(smoke):
     finished = [records.read(p) for p in full]
     # no early stop in decay-full mode: every run that does not diverge executes the whole budget
     assert len(full) == 5 * 2 * 2 and all(r["steps"] == 400 for r in finished if r["status"] != "diverged")
+    # a shorter run that is a longer arm's first steps comes from that run (rules/common.smk
+    # RUN_PREFIX): the decay mode's runs but the zoo's (muon) and adafactor (not in decay-full), and
+    # const RMSProp at 400 steps inside its 800-step arm; their curves are the longer runs' first points
+    for short, long, count in (("schedule_decay", "schedule_decay_full", 4 * 2 * 2),
+                               ("schedule_const", "schedule_rmsprop_const", 2 * 2)):
+        logs = "".join(p.read_text() for p in (smoke / "logs" / long).glob("train_shard*.log"))
+        taken = [p for p in (smoke / "results/runs" / short).rglob("seed*.json") if str(p.relative_to(smoke)) in logs]
+        assert len(taken) == count, (short, len(taken))
+        for path in taken:
+            mine, theirs = records.read(path), records.read(smoke / "results/runs" / long / path.relative_to(
+                smoke / "results/runs" / short))
+            assert mine["experiment"] == short and mine["steps"] <= min(theirs["steps"], mine["config"]["budget"])
+            n = len(mine["curve"]["loss"])
+            assert json.dumps(mine["curve"]["loss"]) == json.dumps(theirs["curve"]["loss"][:n]), path
+            assert mine["curve"]["step"] == theirs["curve"]["step"][:n]
+    assert {r["steps"] for r in map(records.read, (smoke / "results/runs/schedule_decay").rglob("seed*.json"))} != {400}
     assert len(list((smoke / "results/runs/nuclear_reference").glob("seed*.json"))) == 2
     counts = pd.read_csv(smoke / "results/controls/classification.csv")
     assert len(counts) == 3

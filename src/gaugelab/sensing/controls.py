@@ -241,6 +241,30 @@ def run_sources(experiments: dict[str, dict], seeds: list[int], dtype: str) -> d
             for name, exp in experiments.items() for key in run_keys(exp, seeds, dtype)}
 
 
+def run_prefixes(experiments: dict[str, dict], sources: dict[tuple, str], dtype: str) -> dict[tuple, str]:
+    """Which experiment's training writes each run (experiment, method, lr, seed) that is the first
+    steps of another one's run of the same method, lr and seed (runner.prefix_budget): that longer
+    run's experiment. ``experiments``: arms always asked for together (the workflow passes the decay
+    control's, which Table 6 reads as one). Only each experiment's own runs (``sources``) take part,
+    a longer run gives one shorter run at most, and a shorter run is never itself a longer one."""
+    from . import runner
+
+    own = [key for key, src in sources.items() if src == key[0] and key[0] in experiments]
+    out: dict[tuple, str] = {}
+    longer: set[tuple] = set()
+    for short in own:
+        name, method, lr, seed = short
+        for other in experiments:
+            cell = (other, method, lr, seed)
+            if other == name or cell not in own or cell in longer or cell in out or short in longer:
+                continue
+            if runner.prefix_budget(experiments[other], experiments[name], method, dtype) is not None:
+                out[short] = other
+                longer.add(cell)
+                break
+    return out
+
+
 def reruns_made(cells: list[tuple], runs: list[dict], made: list[dict]) -> dict[int, dict]:
     """The perturbed reruns among ``cells`` (method, seed, lr, perturbation) that another
     experiment's bundles already hold, by position in ``cells``: a member of ``made`` (stored

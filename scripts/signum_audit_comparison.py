@@ -18,7 +18,7 @@ table = records.read_table(snakemake.input.table)
 zoo = records.read_table(snakemake.input.zoo_summary)
 recs = [records.read(path) for path in snakemake.input.zoo_runs]
 recs += [r for path in snakemake.input.zoo_sensitivity for r in records.read_bundle(path)]
-spread = sq._spread(sq.sensitivity(select.frame(recs)), cards.SIGNUM, published.SIGNUM_AUDIT_LR)
+spread = sq.spread(sq.sensitivity(select.frame(recs)), cards.SIGNUM, published.SIGNUM_AUDIT_LR)
 found = opt_in_quantities.signum_audit(table, zoo, spread, snakemake.params.budget, published.SIGNUM_AUDIT_LR)
 rows = compare.rows(published.SIGNUM_AUDIT, found)
 records.write_table(rows, snakemake.output[0])

@@ -25,8 +25,11 @@ from .configs import ModelConfig
 from .transformer import Params
 
 
-def twin_key(pair: Pair) -> tuple:
-    """What copy 2 at step 0 depends on besides the configuration and init seed."""
+def twin_key(pair: Pair | dict) -> tuple:
+    """What copy 2 at step 0 depends on besides the configuration and init seed: of a pair, or of
+    a step-0 record's point (which stores these three fields)."""
+    if isinstance(pair, dict):
+        return pair["twin"], pair["twin_seed"], float(pair["sigma"])
     return pair.twin, pair.twin_seed, float(pair.sigma)
 
 
@@ -65,8 +68,7 @@ def step0(cfg: ModelConfig, task: Task, init: int, pairs: list[Pair], *, dtype: 
 def points_of(step0_records: list[dict]) -> dict[tuple, list]:
     """(init seed, twin key) -> its step-0 checkpoint row, from step-0 records (:func:`step0`, or
     read by records.read_twin_step0)."""
-    return {(rec["init_seed"], (p["twin"], p["twin_seed"], float(p["sigma"]))): p["point"]
-            for rec in step0_records for p in rec["points"]}
+    return {(rec["init_seed"], twin_key(p)): p["point"] for rec in step0_records for p in rec["points"]}
 
 
 def step1_subset(cfg: ModelConfig, task: Task, pairs: list[Pair], settings: dict, *,

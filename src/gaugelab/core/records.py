@@ -245,10 +245,11 @@ def read_twin_bundle(path: str | Path) -> list[dict]:
 def read_twin_step0(path: str | Path, expected: dict) -> dict:
     """A step-0 record of the float64 twins whose provenance must be ``expected``; its points'
     nulls come back as NaN. One that cannot be used is a :class:`RecordError` naming it."""
-    reason = problem(path, TWIN_STEP0_SCHEMA, expected)
+    path = Path(path)
+    record = load(path, TWIN_STEP0_SCHEMA)  # a missing file: "no such record"
+    reason = _not_a_file(path) or _provenance_problem(path, record, expected)
     if reason is not None:
         raise RecordError(reason)
-    record = load(path, TWIN_STEP0_SCHEMA)  # a missing file: "no such record"
     return {**record, "points": [{**p, "point": [_from_json(x) for x in p["point"]]} for p in record["points"]]}
 
 
@@ -279,8 +280,11 @@ def problem(path: str | Path, kind: str, expected: dict | None = None) -> str | 
         record = load(path, kind)
     except RecordError as exc:
         return str(exc)
-    if expected is None:
-        return None
+    return None if expected is None else _provenance_problem(path, record, expected)
+
+
+def _provenance_problem(path: Path, record: dict, expected: dict) -> str | None:
+    """Why a loaded record is not the one whose provenance should be ``expected``, or None."""
     found = record["provenance"]
     if found["numerics"] != expected["numerics"]:
         return (f"{path}: made under numerics mode {found['numerics']!r}, "

@@ -64,7 +64,7 @@ def _sens(table: pd.DataFrame | None, method: str, lr: float, q: str = "rec") ->
     return float(hit[f"sens_{q}"].iloc[0]) if len(hit) else math.nan
 
 
-def _spread(table: pd.DataFrame | None, method: str, lr: float, q: str = "rec") -> dict:
+def spread(table: pd.DataFrame | None, method: str, lr: float, q: str = "rec") -> dict:
     """What a Found of one cell's ``q`` carries of its perturbed reruns: the sensitivity and the
     ensemble (compare.Found)."""
     if table is None or q not in ("rec", "erank"):
@@ -136,7 +136,7 @@ def table2(summary: pd.DataFrame, runs: pd.DataFrame) -> dict:
             read_at[method] = at
         for q in ("rec", "erank"):
             found[("Table 2", method, q)] = Found(float(cells.loc[(method, at), q]), f"lr {at:g}",
-                                                  **_spread(sens, method, at, q),
+                                                  **spread(sens, method, at, q),
                                                   note="compared at the published lr (near-tie)" if at != lr else "")
     chosen_rows = summary[summary["selected"]]
     read_rows = _rows_read(summary, chosen_rows, read_at)
@@ -188,12 +188,12 @@ def second_size(summary: pd.DataFrame, tol: float, sens: pd.DataFrame | None = N
         if v.row in chosen.index:
             r = chosen.loc[v.row]
             note = "" if r["train"] < tol else "selected row did not interpolate"
-            found[v.key] = Found(float(r["rec"]), f"lr {r['lr']:g} (S2)", **_spread(sens, v.row, r["lr"]), note=note)
+            found[v.key] = Found(float(r["rec"]), f"lr {r['lr']:g} (S2)", **spread(sens, v.row, r["lr"]), note=note)
     for v in published.SECOND_SIZE_LOGGED:  # the released log's rows, to 4 decimals and the lr
         if v.row in chosen.index:
             r = chosen.loc[v.row]
             at = "selected (S2)" if v.quantity == "lr" else f"lr {r['lr']:g} (S2)"
-            found[v.key] = Found(float(r[v.quantity]), at, **_spread(sens, v.row, r["lr"], v.quantity))
+            found[v.key] = Found(float(r[v.quantity]), at, **spread(sens, v.row, r["lr"], v.quantity))
     return found
 
 
@@ -206,7 +206,7 @@ def init_scale(rows: pd.DataFrame, checks: pd.DataFrame, sens: dict[float, pd.Da
     for (init, method), r in by.items():
         for q in ("rec", "erank"):
             key = ("App. D.4", published.init_row(init, method), q)
-            found[key] = Found(float(r[q]), f"lr {r['lr']:g} (S2)", **_spread(sens.get(init), method, r["lr"], q))
+            found[key] = Found(float(r[q]), f"lr {r['lr']:g} (S2)", **spread(sens.get(init), method, r["lr"], q))
     for _, c in checks.iterrows():
         init = float(c["init"])
         row = f"init {init:g} split check"
@@ -249,7 +249,7 @@ def lr_sensitivity(table: pd.DataFrame, sens: pd.DataFrame | None = None) -> dic
         at = f"smallest lr with mean train < tol of {len(rows)}"
         found[(*prefix, "lr")] = Found(float(r["lr"]), at)
         for q in ("rec", "erank"):
-            found[(*prefix, q)] = Found(float(r[q]), f"lr {r['lr']:g}", **_spread(sens, method, r["lr"], q))
+            found[(*prefix, q)] = Found(float(r[q]), f"lr {r['lr']:g}", **spread(sens, method, r["lr"], q))
     return {k: v for k, v in found.items() if k in {p.key for p in published.LR_SENSITIVITY}}
 
 
@@ -288,7 +288,7 @@ def schedule(table: pd.DataFrame, sens: dict[str, pd.DataFrame] | None = None) -
                 r = hit.iloc[0]
                 note = "floor: the selected row did not interpolate" if r["floor"] else ""
                 found[v.key] = Found(float(r["rec"]), f"lr {r['lr']:g}",
-                                     **_spread(sens.get(mode), cards.RMSPROP, r["lr"]), note=note)
+                                     **spread(sens.get(mode), cards.RMSPROP, r["lr"]), note=note)
     found.update(_schedule_logged(table, chosen, sens))
     return found
 
@@ -328,7 +328,7 @@ def _schedule_logged(table: pd.DataFrame, chosen, sens: dict[str, pd.DataFrame])
                           & (table["lr"] == 1e-4)]
             if len(cells):
                 r = cells.iloc[0]
-                found[v.key] = Found(float(r[v.quantity]), "lr 1e-4", **_spread(sens.get(mode), cards.RMSPROP, 1e-4,
+                found[v.key] = Found(float(r[v.quantity]), "lr 1e-4", **spread(sens.get(mode), cards.RMSPROP, 1e-4,
                                                                                 v.quantity))
     return found
 
@@ -338,7 +338,7 @@ def _table6_cell(table: pd.DataFrame, r: pd.Series, v, sens: pd.DataFrame | None
     near tie decided within the selected cell's measured sensitivity (compare.near_tie)."""
     values = [w for w in published.SCHEDULE_LOGGED if w.source == v.source and w.row == v.row]
     note = "floor: the selected row did not interpolate" if r["floor"] else ""
-    chosen = [Found(float(r[w.quantity]), f"lr {r['lr']:g}", **_spread(sens, r["method"], r["lr"], w.quantity),
+    chosen = [Found(float(r[w.quantity]), f"lr {r['lr']:g}", **spread(sens, r["method"], r["lr"], w.quantity),
                     note=note) for w in values]
     other = table[(table["mode"] == r["mode"]) & (table["rule"] == r["rule"]) & (table["method"] == r["method"])
                   & (table["lr"] == r["runner_up_lr"])]
@@ -362,7 +362,7 @@ def dial(envelope: pd.DataFrame, fixed: pd.DataFrame | None = None, sens: pd.Dat
         if v.quantity in ("rec", "erank") and v.row in by_variant.index:
             r = by_variant.loc[v.row]
             found[v.key] = Found(float(r[v.quantity]), f"lr {r['lr']:g} (S4)",
-                               **_spread(sens, v.row, r["lr"], v.quantity))
+                               **spread(sens, v.row, r["lr"], v.quantity))
     for convention in dict.fromkeys(envelope["convention"]):
         rows = envelope[envelope["convention"] == convention]
         text = ", ".join(f"p {r['p']:g}: {r['rec']:.4f}/{r['erank']:.1f}" for _, r in rows.iterrows())

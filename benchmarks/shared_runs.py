@@ -2,7 +2,8 @@
 same method, lr and seed, and the same digest of every setting that determines the numbers
 (runner.run_settings, records.settings_digest). The workflow trains each once
 (controls.run_sources: the later experiment reads the earlier one's record), and the runs of the
-decay control that are the first steps of another arm's (controls.run_prefixes).
+decay control that are the first steps of another arm's (controls.run_prefixes), or whose first
+steps are the zoo's runs (controls.run_hosts).
 
     python benchmarks/shared_runs.py [--config my.yaml] [--list]
 """
@@ -66,6 +67,10 @@ def main():
     for (short, long), count in Counter((key[0], long) for key, long in prefixes.items()).items():
         print(f"  {count:4d} runs of {short} are the first steps of {long}'s, and written from them "
               "(controls.run_prefixes)")
+    hosts = controls.run_hosts({"zoo": experiments["zoo"], **arms}, sources, cfg["dtype"], "zoo")
+    for (long, host), count in Counter((key[0], host) for key, host in hosts.items()).items():
+        print(f"  {count:4d} runs of {long} have {host}'s runs as their first steps, and are trained by {host}'s "
+              "jobs in their place (controls.run_hosts)")
     if args.list:
         for keys in shared.values():
             print(" ", " = ".join(f"{e}/{m}/lr{lr!r}/seed{s}" for e, m, lr, s in keys))

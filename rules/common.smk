@@ -224,8 +224,10 @@ def own_cells(experiment):
 
 
 def trained_cells(experiment):
-    """The cells this experiment's jobs train: its own, but those a longer run's first steps give."""
-    return [cell for cell in own_cells(experiment) if (experiment, *cell) not in RUN_PREFIX]
+    """The cells this experiment's jobs train: its own, but those a longer run's first steps give
+    and those another experiment's jobs train in place of their first steps (RUN_HOST)."""
+    elsewhere = RUN_PREFIX.keys() | RUN_HOST.keys()
+    return [cell for cell in own_cells(experiment) if (experiment, *cell) not in elsewhere]
 
 
 def shard_cells(experiment, shard):
@@ -242,31 +244,55 @@ def shard_prefixes(experiment, shard):
     ]
 
 
+def shard_hosted(experiment, shard):
+    """The longer runs of other arms (experiment, cell) that a training shard trains in place of
+    its own runs that are their first steps (RUN_HOST)."""
+    cells = set(shard_cells(experiment, shard))
+    return [
+        (arm, tuple(cell)) for (arm, *cell), host in RUN_HOST.items() if host == experiment and tuple(cell) in cells
+    ]
+
+
+def shard_others(experiment, shard):
+    """Every run of another arm whose record a training shard writes: the shorter, then the longer."""
+    return shard_prefixes(experiment, shard) + shard_hosted(experiment, shard)
+
+
 def shard_records(experiment, shard):
-    """Every record a training shard writes: its runs', then the shorter runs' (shard_prefixes)."""
+    """Every record a training shard writes: its runs', then other arms' (shard_others)."""
     return [run_path(experiment, *cell) for cell in shard_cells(experiment, shard)] + [
-        run_path(short, *cell) for short, cell in shard_prefixes(experiment, shard)
+        run_path(arm, *cell) for arm, cell in shard_others(experiment, shard)
     ]
 
 
 def shard_checks(experiment, shard):
     """:func:`checked_runs` for every record a training shard writes."""
     return checked_runs(experiment, shard_cells(experiment, shard)) + [
-        marker for short, cell in shard_prefixes(experiment, shard) for marker in checked_runs(short, [cell])
+        marker for arm, cell in shard_others(experiment, shard) for marker in checked_runs(arm, [cell])
     ]
 
 
 def prefix_note(experiment, shard):
-    """', and N runs of <arm> from their first steps' for each arm whose shorter runs a shard writes."""
-    counts = {}
-    for short, _ in shard_prefixes(experiment, shard):
-        counts[short] = counts.get(short, 0) + 1
-    return "".join(f", and {n} runs of {short} from their first steps" for short, n in counts.items())
+    """', and N runs of <arm> from their first steps' for each arm whose shorter runs a shard
+    writes, and ', N of them as <arm>'s runs to the end' for each arm whose longer runs it trains."""
+    notes = [", and {} runs of {} from their first steps", ", {} of them as {}'s runs to the end"]
+    out = ""
+    for note, pairs in zip(notes, (shard_prefixes(experiment, shard), shard_hosted(experiment, shard))):
+        counts = {}
+        for arm, _ in pairs:
+            counts[arm] = counts.get(arm, 0) + 1
+        out += "".join(note.format(n, arm) for arm, n in counts.items())
+    return out
 
 
 def prefix_arms(experiment):
     """The settings of the arms whose shorter runs this experiment's training writes, by name."""
     return {short: SENSING[short] for (short, *_), long in RUN_PREFIX.items() if long == experiment}
+
+
+def hosted_arms(experiment):
+    """The settings of the arms whose longer runs this experiment's training trains, by name."""
+    return {arm: SENSING[arm] for (arm, *_), host in RUN_HOST.items() if host == experiment}
 
 
 def rerun_shards(experiment):
@@ -327,6 +353,16 @@ SCHEDULE_ARMS = gaugelab_controls.schedule_arm_names(SENSING)  # mode -> sensing
 # make the zoo's own target wait on the control's full-horizon jobs.
 RUN_PREFIX = gaugelab_controls.run_prefixes(
     {arm: SENSING[arm] for arm in SCHEDULE_ARMS.values()}, RUN_SOURCE, config["dtype"]
+)
+# From the zoo's side: a decay control run whose first steps are the zoo's run (decay-full's
+# Muon: decayed at the same budget, without early stop) is trained by the zoo's job in place of
+# the zoo's run, which it writes too (controls.run_hosts). The zoo's target then waits on no
+# control job; it trains those runs to the end.
+RUN_HOST = gaugelab_controls.run_hosts(
+    {"zoo": SENSING["zoo"], **{arm: SENSING[arm] for arm in SCHEDULE_ARMS.values()}},
+    RUN_SOURCE,
+    config["dtype"],
+    "zoo",
 )
 INIT_ARMS = {scale: gaugelab_controls.init_arm(scale) for scale in config["init_scale"]["inits"]}
 CONTROL_TABLES = {

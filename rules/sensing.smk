@@ -4,7 +4,8 @@
 # share with an earlier experiment, rules/common.smk: RUN_SOURCE; dealt seed by seed, dealing.deal;
 # config `shards`) advance as one batch sharing the product with A
 # (gaugelab.sensing.runner.run_batch), and each run writes its own record, and the record of a
-# shorter run of another arm that is its first steps (RUN_PREFIX). The grouping is a speed choice:
+# shorter run of another arm that is its first steps (RUN_PREFIX); a zoo job trains decay-full's
+# runs whose first steps its runs are in their place and writes both (RUN_HOST). The grouping is a speed choice:
 # under the portable numerics a run's numbers do not depend on its batch, and a change of `shards`
 # retrains nothing that exists (no param names the grouping).
 
@@ -34,6 +35,7 @@ for _experiment in SENSING_EXPERIMENTS:
                 experiment=_experiment,
                 settings=SENSING[_experiment],
                 prefixes=prefix_arms(_experiment),
+                hosted=hosted_arms(_experiment),
                 dtype=config["dtype"],
                 device=config["device"],
             message:

@@ -204,6 +204,26 @@ def test_the_decay_controls_shorter_runs_are_written_from_the_longer_arms():
     assert not any(short == "schedule_const" for short, *_ in controls.run_prefixes(same, sources, cfg["dtype"]))
 
 
+def test_the_zoos_jobs_train_decay_fulls_runs_whose_first_steps_are_the_zoos():
+    """controls.run_hosts on the default configuration: decay-full's Muon runs (decayed at the
+    zoo's budget, without early stop) are trained by the zoo's jobs, whose Muon runs are their first
+    steps; nothing else of the decay control, and nothing of an opt-in arm the workflow leaves out."""
+    from gaugelab.core import config
+
+    cfg = config.load()
+    experiments = controls.sensing_experiments(cfg)
+    sources = controls.run_sources(experiments, cfg["seeds"], cfg["dtype"])
+    arms = {"zoo": experiments["zoo"], **{arm: experiments[arm] for arm in controls.schedule_arms(cfg)}}
+    hosts = controls.run_hosts(arms, sources, cfg["dtype"], "zoo")
+    grid = cfg["zoo"]["grids"]["muon"]
+    assert hosts == {("schedule_decay_full", "muon", float(lr), seed): "zoo" for lr in grid for seed in cfg["seeds"]}
+    assert all(sources[key] == key[0] and sources[("zoo", *key[1:])] == "zoo" for key in hosts)
+    assert not hosts.keys() & controls.run_prefixes(arms, sources, cfg["dtype"]).keys()
+    # at another budget the zoo's decayed runs are no one's first steps (their lr depends on the budget)
+    same = {**arms, "zoo": {**arms["zoo"], "budget": cfg["zoo"]["budget"] // 2}}
+    assert controls.run_hosts(same, sources, cfg["dtype"], "zoo") == {}
+
+
 def test_an_arm_takes_the_reruns_the_zoo_made_of_its_shared_runs(tiny, tmp_path):
     """A rerun is made once: the init-scale arm at the zoo's init shares the zoo's runs, so it takes
     the zoo's reruns of them (the same run, perturbation and numerics mode), stored members byte for

@@ -264,6 +264,36 @@ def test_a_run_is_the_prefix_only_of_a_run_whose_first_steps_it_is():
         runner.run_batch("long", const, PREFIX_CELLS[:1], prefixes={0: ("short", {**decayed, "budget": 600})})
 
 
+@pytest.mark.portable
+def test_a_batch_trains_another_arms_longer_runs_in_place_of_their_first_steps():
+    """run_batch's ``arms``: the host's batch (early stop) trains another arm's decayed runs
+    without early stop in place of its own runs of the same cells, which are their first steps;
+    every record, the arm's and the host's, is the one its own batch gives, byte for byte."""
+    import json
+
+    from gaugelab.sensing import runner
+
+    host = {**PREFIX_EXP, "decayed": ["muon"], "early_stop": True}  # the zoo: Muon decayed
+    full = {**PREFIX_EXP, "decayed": ["adam", "muon", "gd"], "early_stop": False}  # decay-full
+    hosted = [i for i, cell in enumerate(PREFIX_CELLS) if cell[0] == "muon"]
+    made = runner.run_batch("host", host, PREFIX_CELLS, threads=1, arms={i: ("full", full) for i in hosted},
+                            prefixes={i: ("host", host) for i in hosted})
+
+    def text(recs):
+        return [json.dumps(r, sort_keys=True) for r in recs]
+
+    alone = runner.run_batch("host", host, PREFIX_CELLS, threads=1)
+    full_alone = runner.run_batch("full", full, [PREFIX_CELLS[i] for i in hosted], threads=1)
+    others = [i for i in range(len(PREFIX_CELLS)) if i not in hosted]
+    assert text(made[i] for i in others) == text(alone[i] for i in others)
+    assert text(made[i] for i in hosted) == text(full_alone)
+    assert text(made[len(PREFIX_CELLS):]) == text(alone[i] for i in hosted)
+    assert {r["status"] for r in full_alone} >= {"interpolated", "budget"}
+    assert any(r["steps"] < host["budget"] for r in (alone[i] for i in hosted) if r["status"] == "interpolated")
+    with pytest.raises(ValueError, match="full's adam runs cannot join host's batch: its budget differs"):
+        runner.run_batch("host", host, PREFIX_CELLS[:1], arms={0: ("full", {**full, "budget": 600})})
+
+
 def test_deal_never_cuts_a_seed_and_interleaves_the_methods():
     from gaugelab.sensing import dealing
 

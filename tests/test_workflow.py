@@ -324,6 +324,12 @@ def test_a_killed_run_resumes_with_the_readmes_command_and_matches(smoke, tmp_pa
 CONTROL_TABLES = ["table6", "nuclear_reference", "second_size", "init_scale", "lr_sensitivity", "classification"]
 
 
+def longer(path, short, long):
+    """The record of arm ``long``'s run of the same cell as ``path``, a record of arm ``short``."""
+    runs = path.parents[3]
+    return runs / long / path.relative_to(runs / short)
+
+
 def test_smoke_run_produces_the_controls(smoke):
     for name in CONTROL_TABLES:
         for ext in ("tex", "html"):
@@ -333,17 +339,20 @@ def test_smoke_run_produces_the_controls(smoke):
     finished = [records.read(p) for p in full]
     # no early stop in decay-full mode: every run that does not diverge executes the whole budget
     assert len(full) == 5 * 2 * 2 and all(r["steps"] == 400 for r in finished if r["status"] != "diverged")
-    # a shorter run that is a longer arm's first steps comes from that run (rules/common.smk
-    # RUN_PREFIX): the decay mode's runs but the zoo's (muon) and adafactor (not in decay-full), and
-    # const RMSProp at 400 steps inside its 800-step arm; their curves are the longer runs' first points
-    for short, long, count in (("schedule_decay", "schedule_decay_full", 4 * 2 * 2),
-                               ("schedule_const", "schedule_rmsprop_const", 2 * 2)):
-        logs = "".join(p.read_text() for p in (smoke / "logs" / long).glob("train_shard*.log"))
-        taken = [p for p in (smoke / "results/runs" / short).rglob("seed*.json") if str(p.relative_to(smoke)) in logs]
+    # a shorter run that is a longer arm's first steps comes from that run, in one job (rules/common.smk
+    # RUN_PREFIX, RUN_HOST): the decay mode's runs but the zoo's (muon) and adafactor (not in
+    # decay-full) in decay-full's jobs, const RMSProp at 400 steps inside its 800-step arm, and the
+    # zoo's Muon inside decay-full's Muon, which the zoo's jobs train; their curves are the longer
+    # runs' first points
+    for short, long, writer, count in (("schedule_decay", "schedule_decay_full", "schedule_decay_full", 4 * 2 * 2),
+                                       ("schedule_const", "schedule_rmsprop_const", "schedule_rmsprop_const", 2 * 2),
+                                       ("zoo", "schedule_decay_full", "zoo", 2 * 2)):
+        logs = "".join(p.read_text() for p in (smoke / "logs" / writer).glob("train_shard*.log"))
+        taken = [p for p in (smoke / "results/runs" / short).rglob("seed*.json")
+                 if str(p.relative_to(smoke)) in logs and str(longer(p, short, long).relative_to(smoke)) in logs]
         assert len(taken) == count, (short, len(taken))
         for path in taken:
-            mine, theirs = records.read(path), records.read(smoke / "results/runs" / long / path.relative_to(
-                smoke / "results/runs" / short))
+            mine, theirs = records.read(path), records.read(longer(path, short, long))
             assert mine["experiment"] == short and mine["steps"] <= min(theirs["steps"], mine["config"]["budget"])
             n = len(mine["curve"]["loss"])
             assert json.dumps(mine["curve"]["loss"]) == json.dumps(theirs["curve"]["loss"][:n]), path

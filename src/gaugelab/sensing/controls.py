@@ -265,6 +265,24 @@ def run_prefixes(experiments: dict[str, dict], sources: dict[tuple, str], dtype:
     return out
 
 
+def run_hosts(experiments: dict[str, dict], sources: dict[tuple, str], dtype: str, host: str) -> dict[tuple, str]:
+    """Which runs (experiment, method, lr, seed) of other arms ``host``'s training jobs train: an
+    arm's own run (``sources``) whose first steps are the host's own run of the same method, lr and
+    seed at the same budget (runner.prefix_budget; a decayed run without early stop, the decay-full
+    mode's Muon inside the zoo's). The host's job trains the longer run in place of its own and
+    writes both records, so the host's target waits on no job of the arm's."""
+    from . import runner
+
+    out: dict[tuple, str] = {}
+    for key, source in sources.items():
+        name, method, lr, seed = key
+        if source != name or name == host or name not in experiments or sources.get((host, method, lr, seed)) != host:
+            continue
+        if runner.prefix_budget(experiments[name], experiments[host], method, dtype) == experiments[name]["budget"]:
+            out[key] = host
+    return out
+
+
 def reruns_made(cells: list[tuple], runs: list[dict], made: list[dict]) -> dict[int, dict]:
     """The perturbed reruns among ``cells`` (method, seed, lr, perturbation) that another
     experiment's bundles already hold, by position in ``cells``: a member of ``made`` (stored

@@ -40,27 +40,39 @@ class RunResult:
     prefix: RunResult | None = None  # the result of the shorter run that is this run's first steps
 
 
-def check_prefixes(prefixes: list[int | None], budget: int, decayed: list[bool], check_every: int,
-                   early_stop: bool, loop: str) -> dict[int, int]:
-    """Each run's shorter budget T' (by run) whose early-stopped run is the run's first steps.
+def prefix_problem(short: int, budget: int, decayed: bool, check_every: int, early_stop: bool,
+                   loop: str) -> str | None:
+    """Why the run of budget ``short`` with early stop is not the first steps of a run of budget
+    ``budget``; None when it is.
 
-    A run of budget T is the first steps of its run of budget T' with early stop when nothing of a
-    step depends on the budget before T': a run at a constant lr (any T' <= T), or a decayed one
-    (its lr depends on T) at T' = T when it itself runs without early stop (the decay-full mode).
-    T' is a multiple of the check interval, where the shorter run's last check falls."""
-    if loop == "dial" and any(short is not None for short in prefixes):
-        raise ValueError("the dial loop's checks evaluate the post-update loss: no run of it is a prefix")
+    It is when nothing of a step depends on the budget before ``short``: a run at a constant lr
+    (any shorter budget), or a decayed one (its lr depends on the budget) at the same budget when
+    it itself runs without early stop (the decay-full mode). ``short`` is a multiple of the check
+    interval, where the shorter run's last check falls. No run of the dial loop is one: its checks
+    evaluate the post-update loss."""
+    if loop == "dial":
+        return "the dial loop's checks evaluate the post-update loss: no run of it is a prefix"
+    if not 0 < short <= budget or (short == budget and early_stop):
+        return (f"a prefix of budget {short} is not a shorter run of one of budget {budget}"
+                f"{' with early stop' if early_stop else ''}")
+    if decayed and short != budget:
+        return f"a decayed run's lr depends on its budget: no run of budget {short} is its prefix"
+    if short % check_every:
+        return f"a prefix's budget {short} is not a multiple of the check interval {check_every}"
+    return None
+
+
+def check_prefixes(prefixes: list[int | None], budget: int, decayed: list[bool], check_every: int,
+                   early_stop: list[bool], loop: str) -> dict[int, int]:
+    """Each run's shorter budget T' (by run) whose early-stopped run is the run's first steps;
+    a ValueError naming the first that is not (:func:`prefix_problem`)."""
     out = {}
     for run, short in enumerate(prefixes):
         if short is None:
             continue
-        if not 0 < short <= budget or (short == budget and early_stop):
-            raise ValueError(f"a prefix of budget {short} is not a shorter run of one of budget {budget}"
-                             f"{' with early stop' if early_stop else ''}")
-        if decayed[run] and short != budget:
-            raise ValueError(f"a decayed run's lr depends on its budget: no run of budget {short} is its prefix")
-        if short % check_every:
-            raise ValueError(f"a prefix's budget {short} is not a multiple of the check interval {check_every}")
+        problem = prefix_problem(short, budget, decayed[run], check_every, early_stop[run], loop)
+        if problem:
+            raise ValueError(problem)
         out[run] = short
     return out
 
@@ -129,7 +141,7 @@ class _Group:
 def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float], u0: Tensor, v0: Tensor, *,
           budget: int, decayed: bool | list[bool], tol: float = 1e-7, check_every: int = 200,
           perturbations: list[float] | None = None, which: list[int] | None = None,
-          loop: str = "canonical", early_stop: bool = True, anneal: str = "cosine", progress=None,
+          loop: str = "canonical", early_stop: bool | list[bool] = True, anneal: str = "cosine", progress=None,
           observe=None, observe_every: int = 0, prefixes: list[int | None] | None = None) -> list[RunResult]:
     """Run the canonical loop (spec §2.1), the dial loop or the GPU loop (§2.2) for every run at once.
 
@@ -137,7 +149,8 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
     loss, stops a run as diverged above 1e6 (or non-finite) and as interpolated below ``tol``;
     at the budget the post-update loss decides the status and is the reported train loss.
     ``early_stop=False`` is the no-early-stop variant (§2.2, decay-full mode): every run executes
-    all ``budget`` steps, and ``tol`` still decides its status at the end.
+    all ``budget`` steps, and ``tol`` still decides its status at the end. It is shared or given
+    per run, like ``rule`` and ``decayed``.
 
     ``rule`` and ``decayed`` are shared or given per run: runs of several methods share the
     product with A (the cost that dominates), each method updating its own runs. ``inst`` is one
@@ -163,9 +176,10 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
     count = len(lrs)
     rules = rule if isinstance(rule, list) else [rule] * count
     decays = decayed if isinstance(decayed, list) else [decayed] * count
+    stops = early_stop if isinstance(early_stop, list) else [early_stop] * count
     deltas = list(perturbations) if perturbations is not None else [0.0] * count
-    if not len(rules) == len(decays) == len(deltas) == count:
-        raise ValueError("rule, decayed and perturbations need one entry per run")
+    if not len(rules) == len(decays) == len(stops) == len(deltas) == count:
+        raise ValueError("rule, decayed, early_stop and perturbations need one entry per run")
     u0 = u0.expand(count, *u0.shape[-2:])
     v0 = v0.expand(count, *v0.shape[-2:])
     # The batch's rows hold the runs group by group, so each group is one slice of the batch.
@@ -187,7 +201,9 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
     curves: list[list[float]] = [[] for _ in range(count)]
     curve_steps: list[int] = []
     results: dict[int, RunResult] = {}
-    pending = check_prefixes(prefixes or [None] * count, budget, decays, check_every, early_stop, loop)
+    pending = check_prefixes(prefixes or [None] * count, budget, decays, check_every, stops, loop)
+    stopping = torch.tensor(stops)  # by original run id: whether the run stops early
+    any_stopping = any(stops)
     shorter: dict[int, RunResult] = {}
 
     def retire(rows: Tensor, t: int, train_loss: Tensor, status: str, into: dict[int, RunResult] = results) -> None:
@@ -249,7 +265,7 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
         elif t % check_every == 0 or t == budget:
             check_loss = loss(inst, factors[:, 0], factors[:, 1], layout)  # post-update
             diverged = ~torch.isfinite(check_loss) | (check_loss > DIAL_DIVERGENCE_BOUND)
-        checking = early_stop and t % check_every == 0
+        checking = any_stopping and t % check_every == 0
         if pending and (diverged is not None or t % check_every == 0):
             end_prefixes(t, check_loss, diverged)
         if diverged is None:
@@ -260,7 +276,7 @@ def train(inst: Instance, rule: optim.Rule | list[optim.Rule], lrs: list[float],
         if diverged.any():
             retire(diverged.nonzero().flatten(), t, check_loss, STATUS_DIVERGED)
         if checking:
-            converged = ~diverged & (check_loss < tol)
+            converged = ~diverged & (check_loss < tol) & stopping[active]
             if converged.any():
                 retire(converged.nonzero().flatten(), t, check_loss, STATUS_INTERPOLATED)
                 done |= converged

@@ -45,30 +45,37 @@ Cell = tuple[str, int, float, float]  # method, seed, lr, perturbation of U0
 
 def run_batch(experiment: str, exp: dict, cells: list[Cell], *, rules: dict[str, optim.Rule] | None = None,
               dtype: str = "float32", device: str = "cpu", threads: int | None = None, observe=None,
-              observe_every: int = 0, prefixes: dict[int, tuple[str, dict]] | None = None) -> list[dict]:
+              observe_every: int = 0, arms: dict[int, tuple[str, dict]] | None = None,
+              prefixes: dict[int, tuple[str, dict]] | None = None) -> list[dict]:
     """Train every (method, seed, lr, perturbation) cell as one batch; return the records.
 
     ``rules`` maps a method label to its rule (default: the registry's rule of that name; the
     dial passes its Adam-p variants). The seeds' instances are stacked and all methods share the
     product with A; a run's numbers do not depend on the other runs of its batch
     (testbed.Layout), so any grouping of cells into jobs gives the same records. ``observe`` and
-    ``observe_every``: loop.train's diagnostics hook. ``prefixes`` maps a cell (by position) to
-    another experiment (name, settings) whose run of the same method, lr and seed is the cell's
-    first steps (:func:`prefix_budget`); their records follow the cells', in the order of ``prefixes``.
+    ``observe_every``: loop.train's diagnostics hook. ``arms`` maps a cell (by position) to the
+    experiment (name, settings) whose run it is, where that is not ``experiment``: one whose runs
+    differ from its only in their early stop (:func:`host_problem`). ``prefixes`` maps a cell to
+    another experiment whose run of the same method, lr and seed is the cell's first steps
+    (:func:`prefix_budget`); their records follow the cells', in the order of ``prefixes``.
     """
     dev = runtime.configure(threads=threads, device=device)
     rules = dict(rules or {})
     for method in dict.fromkeys(c[0] for c in cells):
         if method not in rules:
             rules[method] = optim.make(method)  # an unknown name fails, listing the known ones
-    loop_name = exp.get("loop", "canonical")
-    early_stop = exp.get("early_stop", True)
+    arm = [(experiment, exp)] * len(cells)
+    for i, (name, other) in (arms or {}).items():
+        problem = host_problem(exp, other, cells[i][0], dtype)
+        if problem:
+            raise ValueError(f"{name}'s {cells[i][0]} runs cannot join {experiment}'s batch: {problem}")
+        arm[i] = (name, other)
     prefixes = dict(prefixes or {})
     shorter = [None] * len(cells)
     for i, (name, other) in prefixes.items():
-        shorter[i] = prefix_budget(exp, other, cells[i][0], dtype)
+        shorter[i] = prefix_budget(arm[i][1], other, cells[i][0], dtype)
         if shorter[i] is None:
-            raise ValueError(f"{name}'s {cells[i][0]} runs are not the first steps of {experiment}'s")
+            raise ValueError(f"{name}'s {cells[i][0]} runs are not the first steps of {arm[i][0]}'s")
     seeds = list(dict.fromkeys(c[1] for c in cells))
     prepared = {seed: prepare(exp, seed, dtype, dev) for seed in seeds}
     inst = testbed.stack([prepared[seed][0] for seed in seeds])
@@ -76,29 +83,43 @@ def run_batch(experiment: str, exp: dict, cells: list[Cell], *, rules: dict[str,
         inst, [rules[m] for m, _, _, _ in cells], [float(lr) for _, _, lr, _ in cells],
         torch.stack([prepared[seed][1] for _, seed, _, _ in cells]),
         torch.stack([prepared[seed][2] for _, seed, _, _ in cells]),
-        budget=exp["budget"], decayed=[m in exp.get("decayed", []) for m, _, _, _ in cells], tol=exp["tol"],
-        check_every=exp["check_every"], perturbations=[d for _, _, _, d in cells],
-        which=[seeds.index(seed) for _, seed, _, _ in cells], loop=loop_name, early_stop=early_stop,
-        anneal=exp.get("anneal", "cosine"), progress=progress.Progress(experiment, len(cells), exp["budget"]),
+        budget=exp["budget"], decayed=[schedule(a, m) != "const" for (m, *_), (_, a) in zip(cells, arm)],
+        tol=exp["tol"], check_every=exp["check_every"], perturbations=[d for _, _, _, d in cells],
+        which=[seeds.index(seed) for _, seed, _, _ in cells], loop=_loop(exp)[0],
+        early_stop=[_loop(a)[1] for _, a in arm], anneal=exp.get("anneal", "cosine"),
+        progress=progress.Progress(experiment, len(cells), exp["budget"]),
         observe=observe, observe_every=observe_every, prefixes=shorter)
     env = runtime.environment(dtype, dev)
-    out = [_record(experiment, exp, m, seed, r, dtype, dev, env) for (m, seed, _, _), r in zip(cells, results)]
+    out = [_record(*a, m, seed, r, dtype, dev, env) for (m, seed, _, _), a, r in zip(cells, arm, results)]
     return out + [_record(name, other, cells[i][0], cells[i][1], results[i].prefix, dtype, dev, env)
                   for i, (name, other) in prefixes.items()]
 
 
+def host_problem(exp: dict, other: dict, method: str, dtype: str) -> str | None:
+    """Why ``other``'s runs of ``method`` cannot be trained in a batch of ``exp``'s (the same
+    instances, loop, budget, checks and anneal; a run's own early stop): the first setting that
+    differs; None when they can."""
+    mine, theirs = run_settings(exp, method, dtype), run_settings(other, method, dtype)
+    keys = dict.fromkeys([*mine, *theirs])
+    differ = [key for key in keys if key != "early_stop" and theirs.get(key) != mine.get(key)]
+    return f"its {differ[0]} differs" if differ else None
+
+
+_UNRECORDED = ("testbed", "measurements_per_dof")  # a record's config gives m instead
+
+
 def _record(experiment: str, exp: dict, method: str, seed: int, r: loop.RunResult, dtype: str,
             dev: torch.device, env: dict) -> dict:
-    """A run record (run.schema.json) of one result."""
-    size = {**problem_size(exp), "init": exp["init"], "budget": exp["budget"], "tol": exp["tol"],
-            "check_every": exp["check_every"], "loop": exp.get("loop", "canonical"),
-            "early_stop": exp.get("early_stop", True), "dtype": dtype, "device": str(dev)}
+    """A run record (run.schema.json) of one result: its config is the problem size and the run
+    settings but the testbed, with the device."""
+    settings = run_settings(exp, method, dtype)
+    config = {**problem_size(exp), **{k: v for k, v in settings.items() if k not in _UNRECORDED}, "device": str(dev)}
     return {
         "schema": records.SCHEMA, "experiment": experiment, "method": method, "lr": r.lr,
         "seed": seed, "perturbation": r.perturbation, "status": r.status, "steps": r.steps,
         "train": r.train, "rec": r.rec, "erank": r.erank, "nuc": r.nuc, "bal": r.bal,
         "curve": {"step": r.curve_steps, "loss": r.curve_loss},
-        "config": {**size, "schedule": schedule(exp, method)},
+        "config": config,
         "environment": env,
         "provenance": provenance(experiment, exp, method, r.lr, seed, r.perturbation, dtype),
     }
@@ -106,16 +127,13 @@ def _record(experiment: str, exp: dict, method: str, seed: int, r: loop.RunResul
 
 def prefix_budget(exp: dict, other: dict, method: str, dtype: str) -> int | None:
     """The budget of ``other``'s runs of ``method`` if each is the first steps of ``exp``'s run of
-    the same lr and seed (loop.check_prefixes): every setting the same but a budget no longer, and
-    early stop; otherwise None."""
+    the same lr and seed: every setting the same but the budget and early stop, which ``other``'s
+    runs have, and a budget that makes them a prefix (loop.prefix_problem); otherwise None."""
     mine, theirs = run_settings(exp, method, dtype), run_settings(other, method, dtype)
-    if theirs == mine or not theirs["early_stop"] or theirs["budget"] > mine["budget"]:
+    if not theirs["early_stop"] or {**theirs, "budget": mine["budget"], "early_stop": mine["early_stop"]} != mine:
         return None
-    if {**theirs, "budget": mine["budget"], "early_stop": mine["early_stop"]} != mine:
-        return None
-    if mine["loop"] == "dial" or theirs["budget"] % mine["check_every"]:
-        return None
-    if mine["schedule"] != "const" and (theirs["budget"] != mine["budget"] or mine["early_stop"]):
+    if loop.prefix_problem(theirs["budget"], mine["budget"], mine["schedule"] != "const", mine["check_every"],
+                           mine["early_stop"], mine["loop"]):
         return None
     return theirs["budget"]
 
@@ -124,9 +142,14 @@ def run_settings(exp: dict, method: str, dtype: str) -> dict:
     """Every setting of an experiment that determines one method's runs (the other methods' grids,
     the selection rule and the device do not)."""
     keys = ("n", "rank", "width", "measurements_per_dof", "init", "budget", "tol", "check_every")
-    return {"testbed": "sensing", **{k: exp[k] for k in keys}, **_tail(exp), "loop": exp.get("loop", "canonical"),
-            "early_stop": exp.get("early_stop", True), "dtype": dtype,
-            "schedule": schedule(exp, method)}
+    loop_name, early_stop = _loop(exp)
+    return {"testbed": "sensing", **{k: exp[k] for k in keys}, **_tail(exp), "loop": loop_name,
+            "early_stop": early_stop, "dtype": dtype, "schedule": schedule(exp, method)}
+
+
+def _loop(exp: dict) -> tuple[str, bool]:
+    """An experiment's run loop and whether its runs stop early (default: the canonical loop, with)."""
+    return exp.get("loop", "canonical"), exp.get("early_stop", True)
 
 
 def schedule(exp: dict, method: str) -> str:

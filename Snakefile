@@ -1,6 +1,7 @@
 # Reproduction workflow for "The Loss Does Not See the Basis, but Adam Does" (Singh, 2026).
 #   snakemake --cores all           full default reproduction (every CPU-feasible experiment)
 #   snakemake --report report.html  the report, after a run
+import threading
 from pathlib import Path
 
 from snakemake.utils import min_version
@@ -32,6 +33,20 @@ include: "rules/diagnose.smk"
 include: "rules/census.smk"
 # Published versus reproduced, merged from every family's part; the report's pages.
 include: "rules/paper.smk"
+
+
+# Snakemake's re-evaluation timers (a 10 s timespan, profiles/default) hold the process open for
+# up to a timespan after the last job; once the run has ended they have nothing left to do.
+onsuccess:
+    for timer in threading.enumerate():
+        if isinstance(timer, threading.Timer):
+            timer.cancel()
+
+
+onerror:
+    for timer in threading.enumerate():
+        if isinstance(timer, threading.Timer):
+            timer.cancel()
 
 
 # The report opens with the verdict once the workflow has written it (rules/paper.smk).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Time the default workflow end to end from nothing: a fresh clone of REV (default HEAD) in a
 # temporary folder, `snakemake --cores 2` on the given target (default: everything), with any
-# further arguments passed to Snakemake; then each job's own wall time from its benchmark file.
+# further arguments passed to Snakemake; then Snakemake's own CPU time (benchmarks/snakemake_cpu.py)
+# and each job's own wall time from its benchmark file.
 #   benchmarks/time_workflow.sh [REV] [TARGET] [SNAKEMAKE ARGS...]
 #   benchmarks/time_workflow.sh HEAD all --config data='{"tinyshakespeare": {"path": "/abs/input.txt"}}'
 set -euo pipefail
@@ -14,8 +15,9 @@ git clone -q "$repo" "$work/repo"
 git -C "$work/repo" checkout -q "$rev"
 cd "$work/repo"
 SECONDS=0
-snakemake --cores 2 "$target" "$@" > "$work/snakemake.log" 2>&1
+python "$repo/benchmarks/snakemake_cpu.py" --cores 2 "$target" "$@" > "$work/snakemake.log" 2>&1
 echo "$(git rev-parse --short HEAD) $target: ${SECONDS} s wall (log: $work/snakemake.log)"
+tail -n 1 "$work/snakemake.log"
 # Where the time went: each job's own wall time and CPU time, from its Snakemake benchmark file
 # (logs/benchmarks/; benchmarks/ in older revisions), then the sums per family (the first folder
 # under it). On a loaded machine the CPU time is the steadier measure. A revision whose jobs

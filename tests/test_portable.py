@@ -1,6 +1,7 @@
-"""gaugelab.core.portable: its square root is the correctly rounded one (checked exactly, in rational
-arithmetic, and against the hardware square root behind numpy), its log and exp are the C
-library's, and the engine takes roots, logarithms and exponentials from it alone."""
+"""gaugelab.core.portable: its square roots (numpy's, and the one from torch operations that
+autograd can follow) are the correctly rounded ones (checked exactly, in rational arithmetic, and
+against each other), its log and exp are the C library's, and the engine takes roots, logarithms
+and exponentials from it alone."""
 
 import math
 import re
@@ -34,29 +35,46 @@ def spread(dtype, count: int, seed: int) -> torch.Tensor:
     return torch.ldexp(1 + torch.rand(count, generator=g, dtype=torch.float64), exponents).to(dtype)
 
 
+ROOTS = [portable.sqrt, portable.sqrt_from_ieee_ops]
+
+
+@pytest.mark.parametrize("root", ROOTS, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_sqrt_is_correctly_rounded_checked_exactly(dtype):
+def test_sqrt_is_correctly_rounded_checked_exactly(dtype, root):
     x = spread(dtype, 3000, seed=5)
     x = x[(x > 0) & torch.isfinite(x)]
     squares = (torch.rand(1000, generator=torch.Generator().manual_seed(6), dtype=torch.float64) + 1).to(dtype) ** 2
     near_squares = torch.cat([squares, torch.nextafter(squares, squares + 1), torch.nextafter(squares, squares - 1)])
     for xs in (x, near_squares):
-        ys = portable.sqrt(xs)
+        ys = root(xs)
         wrong = [(a, b) for a, b in zip(xs.tolist(), ys.tolist()) if not correctly_rounded(a, b, dtype)]
         assert not wrong, f"{len(wrong)} roots not correctly rounded, first {wrong[0]}"
 
 
-def test_float32_sqrt_agrees_with_the_hardware_root_on_two_whole_binades():
+def test_float32_roots_agree_on_two_whole_binades():
     """Every float32 in [1, 4): every significand at both exponent parities, which is every case."""
     ones = (torch.arange(1 << 23, dtype=torch.int32) + (127 << 23)).view(torch.float32)  # [1, 2)
     x = torch.cat([ones, 2 * ones])
-    assert torch.equal(portable.sqrt(x), torch.from_numpy(np.sqrt(x.numpy())))
+    assert torch.equal(portable.sqrt(x), portable.sqrt_from_ieee_ops(x))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_sqrt_of_special_values(dtype):
+def test_sqrt_keeps_shape_layout_and_autograd(dtype):
+    """numpy's root on any layout torch hands it (a scalar, a transpose, an expanded view, a
+    negated view); a tensor autograd tracks gets the root from torch operations, and a gradient."""
+    base = spread(dtype, 12, seed=9).reshape(3, 4)
+    for x in (base[0, 0], base.mT, base[0].expand(5, 4), -(-base)):
+        assert torch.equal(portable.sqrt(x), portable.sqrt_from_ieee_ops(x))
+    tracked = base.clone().requires_grad_()
+    portable.sqrt(tracked).sum().backward()
+    assert tracked.grad is not None and torch.isfinite(tracked.grad).all()
+
+
+@pytest.mark.parametrize("root", ROOTS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_sqrt_of_special_values(dtype, root):
     x = torch.tensor([0.0, -0.0, math.inf, -math.inf, math.nan, -1.0, torch.finfo(dtype).max], dtype=dtype)
-    y = portable.sqrt(x)
+    y = root(x)
     assert y[0] == 0 and not y[0].signbit() and y[1] == 0 and y[1].signbit() and y[2] == math.inf
     assert y[3:6].isnan().all()
     assert y[6] == torch.from_numpy(np.sqrt(x[6:].numpy()))[0]

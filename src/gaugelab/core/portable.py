@@ -6,15 +6,17 @@ under the contract's COMPATIBLE branch: on an Intel Xeon, about one float32 ``sq
 not the correctly rounded one, and an Adam run made on an AMD EPYC could not be recomputed there
 bit for bit under any MKL branch (docs/numerics.md). Every root, logarithm and exponential that
 reaches a record therefore comes from here, built on operations whose result IEEE 754 fixes
-(``+ - * /``, the hardware square root behind ``torch.rsqrt``, comparisons, ``nextafter``) or on
-the C library's scalar functions (glibc's ``exp``, ``log``, ``cos``: one code path on every x86-64
-CPU with AVX2 and FMA). On CUDA torch's own functions serve: CUDA's ``sqrt`` is the IEEE one.
+(the processor's square root instruction behind numpy's ``sqrt``; ``+ - * /``, comparisons,
+``nextafter``) or on the C library's scalar functions (glibc's ``exp``, ``log``, ``cos``: one code
+path on every x86-64 CPU with AVX2 and FMA). On CUDA torch's own functions serve: CUDA's ``sqrt``
+is the IEEE one.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 from collections.abc import Callable
 from torch import Tensor
@@ -29,13 +31,29 @@ _SMALL, _LARGE = 2.0**-500, 2.0**500  # outside this range scale by an even powe
 def sqrt(x: Tensor) -> Tensor:
     """The correctly rounded square root, the same bits on every CPU.
 
-    float32 and narrower: 1/rsqrt in float64 is within 1.5·2⁻⁵² of the true root, closer than
-    any float32 halfway point can be (at least 2⁻⁵¹ relative: Figueroa's double-rounding bound
-    for square roots), so rounding it to float32 is exact. float64: Tuckerman's test on that
-    estimate, with exact products (Dekker), moves it to the correctly rounded neighbour.
+    numpy's ``sqrt`` is the processor's square root instruction (IEEE 754 rounds it correctly),
+    one pass over the data. A tensor that autograd tracks, or of a dtype numpy lacks, takes
+    :func:`sqrt_from_ieee_ops`, the same bits from torch's operations.
     """
     if x.device.type != "cpu":
         return torch.sqrt(x)
+    if x.requires_grad or x.dtype not in (torch.float32, torch.float64):
+        return sqrt_from_ieee_ops(x)
+    root = torch.empty_like(x)
+    with np.errstate(invalid="ignore"):  # a negative x gives NaN, as torch.sqrt does
+        np.sqrt(x.resolve_neg().numpy(), out=root.numpy())
+    return root
+
+
+def sqrt_from_ieee_ops(x: Tensor) -> Tensor:
+    """The correctly rounded square root of a CPU tensor from torch operations that IEEE 754 fixes.
+
+    float32 and narrower: 1/rsqrt in float64 is within 1.5·2⁻⁵² of the true root, closer than
+    any float32 halfway point can be (at least 2⁻⁵¹ relative: Figueroa's double-rounding bound
+    for square roots), so rounding it to float32 is exact. float64: Tuckerman's test on that
+    estimate, with exact products (Dekker), moves it to the correctly rounded neighbour. About
+    thirty passes over a float64 tensor: :func:`sqrt` takes numpy's where it can.
+    """
     if x.dtype != torch.float64:
         return _estimate(x.double()).to(x.dtype)
     regular = (x > 0) & (x < math.inf)

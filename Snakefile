@@ -1,7 +1,6 @@
 # Reproduction workflow for "The Loss Does Not See the Basis, but Adam Does" (Singh, 2026).
 #   snakemake --cores all           full default reproduction (every CPU-feasible experiment)
 #   snakemake --report report.html  the report, after a run
-import threading
 from pathlib import Path
 
 from snakemake.utils import min_version
@@ -35,18 +34,14 @@ include: "rules/census.smk"
 include: "rules/paper.smk"
 
 
-# Snakemake's re-evaluation timers (a 10 s timespan, profiles/default) hold the process open for
-# up to a timespan after the last job; once the run has ended they have nothing left to do.
+# Snakemake's re-evaluation timers (a 10 s timespan, profiles/default) would hold the process open
+# for up to a timespan after the last job (rules/common.smk: cancel_reevaluation_timers).
 onsuccess:
-    for timer in threading.enumerate():
-        if isinstance(timer, threading.Timer):
-            timer.cancel()
+    cancel_reevaluation_timers()
 
 
 onerror:
-    for timer in threading.enumerate():
-        if isinstance(timer, threading.Timer):
-            timer.cancel()
+    cancel_reevaluation_timers()
 
 
 # The report opens with the verdict once the workflow has written it (rules/paper.smk).

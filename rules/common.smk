@@ -3,6 +3,7 @@ import csv
 import os
 import re
 import sys
+import threading
 from pathlib import Path
 
 # The repository's root: this file's folder's parent (workflow.basedir would be the main
@@ -383,6 +384,14 @@ CONTROL_ARMS = {  # control -> {key: sensing experiment} whose sensitivity rerun
 
 def control_rerun_arms(control):
     return {key: arm for key, arm in CONTROL_ARMS[control].items() if gaugelab_sq.has_reruns(arm)}
+
+
+def cancel_reevaluation_timers():
+    """Cancel the scheduler's pending re-evaluation timers once the run has ended: each would
+    hold the process open for up to a `max-jobs-per-timespan` timespan with nothing left to do."""
+    for timer in threading.enumerate():
+        if isinstance(timer, threading.Timer):
+            timer.cancel()
 
 
 def landing_page():

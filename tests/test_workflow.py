@@ -424,6 +424,14 @@ def test_gaugelab_table_renders_each_table_as_its_job_does(smoke, tmp_path):
     assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1 and "table table2" in wrong.stderr, wrong.stderr
 
 
+def test_the_process_ends_with_its_last_job_under_a_long_timespan(tmp_path):
+    """Snakemake's scheduler leaves a re-evaluation timer one `max-jobs-per-timespan` timespan
+    ahead whenever ready jobs wait for a core; the Snakefile cancels those left when the run ends.
+    Here the zoo's training shards wait for one core under an hour's timespan: without the
+    cancellation the process would wait out the hour (subprocess.TimeoutExpired)."""
+    snakemake(tmp_path, "--cores", "1", "--max-jobs-per-timespan", "1000/3600s", "results/zoo/summary.csv", timeout=600)
+    assert (tmp_path / "results/zoo/summary.csv").exists()
+
 
 def test_a_running_jobs_log_shows_progress_lines(tmp_path):
     """A real training job started by Snakemake (one twin pair of the smoke model, lengthened so

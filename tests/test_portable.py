@@ -60,10 +60,10 @@ def test_float32_roots_agree_on_two_whole_binades():
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_sqrt_keeps_shape_layout_and_autograd(dtype):
-    """numpy's root on any layout torch hands it (a scalar, a transpose, an expanded view, a
-    negated view); a tensor autograd tracks gets the root from torch operations, and a gradient."""
+    """numpy's root on any layout torch hands it (a scalar, a transpose, an expanded view); a
+    tensor autograd tracks gets the root from torch operations, and a gradient."""
     base = spread(dtype, 12, seed=9).reshape(3, 4)
-    for x in (base[0, 0], base.mT, base[0].expand(5, 4), -(-base)):
+    for x in (base[0, 0], base.mT, base[0].expand(5, 4)):
         assert torch.equal(portable.sqrt(x), portable.sqrt_from_ieee_ops(x))
     tracked = base.clone().requires_grad_()
     portable.sqrt(tracked).sum().backward()

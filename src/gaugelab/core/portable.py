@@ -41,7 +41,7 @@ def sqrt(x: Tensor) -> Tensor:
         return sqrt_from_ieee_ops(x)
     root = torch.empty_like(x)
     with np.errstate(invalid="ignore"):  # a negative x gives NaN, as torch.sqrt does
-        np.sqrt(x.resolve_neg().numpy(), out=root.numpy())
+        np.sqrt(x.numpy(), out=root.numpy())
     return root
 
 

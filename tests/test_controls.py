@@ -57,7 +57,7 @@ TINY = {"seeds": [42, 123], "zoo": {"n": 6, "rank": 1, "width": 6, "budget": 400
         "lr_sensitivity": {"grids": {"gd": [0.01, 0.03, 0.1], "adam": [1e-2]}},
         "schedule_control": {"rmsprop_budget": 800, "full_methods": ["gd", "adam", "muon"]},
         # App. D.10's arms are sensing experiments too; at their default horizons (10^4 to 6x10^4
-        # steps) they were nine tenths of this module's time
+        # steps) they would be nine tenths of this module's time
         "signum_audit": {"budgets": [200, 800], "long_budget": 800}}
 
 

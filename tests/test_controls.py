@@ -43,6 +43,8 @@ def test_a_control_block_overrides_only_its_own_keys():
     ({"init_scale": {"inits": [0.0]}}, "init_scale/inits/0"),
     ({"schedule_control": {"full_methods": ["sgd"]}}, "schedule_control/full_methods/0"),
     ({"second_size": {"grids": {"adamw": [0.1]}}}, "second_size/grids"),
+    ({"zoo": {"grids": {"gd": [0.1], "scaledgd": [1e-3]}}}, "zoo/grids/scaledgd"),  # the GPU ladder's control
+    ({"phase_diagram": {"schedule_grids": {"scaledgd": [1e-3]}}}, "phase_diagram/schedule_grids/scaledgd"),
 ])
 def test_bad_control_config_names_the_key(bad, key):
     with pytest.raises(config.ConfigError, match=f"config key {key}:"):

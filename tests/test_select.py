@@ -94,6 +94,20 @@ def test_midpoint_split_counts_against_the_gd_adam_midpoint():
     assert math.isnan(select.midpoint_split(chosen[chosen["method"] != "adam"])["threshold"])
 
 
+def test_a_control_is_on_neither_side_of_any_split():
+    """ScaledGD (class ctrl, the GPU ladder's control) takes no part in a count: each count is the
+    one its rows give without it, whatever its values."""
+    chosen = pd.DataFrame({"method": ["gd", "muon", "adam", "signum", "shampoo"],
+                           "rec": [0.13, 0.0, 0.57, 0.45, 0.36], "erank": [4.5, 2.95, 14.4, 7.8, 3.0]})
+    for rec, erank in ((0.0, 1.0), (0.99, 20.0)):
+        with_control = pd.concat([chosen, pd.DataFrame({"method": ["scaledgd"], "rec": [rec], "erank": [erank]})])
+        for count in (select.clean_split, select.rank_split, select.midpoint_split):
+            mine, alone = count(with_control), count(chosen)
+            assert mine.keys() == alone.keys()
+            assert all(mine[k] == alone[k] or (math.isnan(mine[k]) and math.isnan(alone[k])) for k in mine), count
+    assert select.split_members([("scaledgd", 0.1), ("gd", math.nan), ("adam", 0.5)]) == [("adam", 0.5)]
+
+
 def test_summary_comparison_and_table_modules_start_without_torch():
     """The small jobs after training import these; torch's import would cost each about a second."""
     code = ("import sys; import gaugelab.sensing.select, gaugelab.paper.compare, gaugelab.paper.tables, "

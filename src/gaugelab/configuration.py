@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .attention import corpus
 from .core import config as core_config, runtime
+from .optim import cards
 from .sensing import controls, dial, ladder, names, phase, phase_fine
 from .tools import diagnose
 
@@ -29,6 +30,21 @@ def clashing_names(get):
                                        f"{name(value)!r}; list values that differ in their first 6 significant digits")
                 break
             seen[name(value)] = value
+
+
+def controls_outside_the_ladder(get):
+    """A control's card (ScaledGD, class "ctrl") names a method of the GPU ladder's grids only
+    (sensing.md §3.6): every other experiment's tables, figures and splits read a method as
+    equivariant or coordinate-wise. Checked in each block's method grids (keys ending in grids)."""
+    for block in core_config.schema()["properties"]:
+        settings = get(block) if block != "ladder" else None
+        for key, grids in settings.items() if isinstance(settings, dict) else ():
+            if not key.endswith("grids") or not isinstance(grids, dict):
+                continue
+            for method in grids:
+                if cards.klass(method) == "ctrl":
+                    yield f"{block}/{key}/{method}", (f"{method} is the GPU ladder's control (sensing.md §3.6): "
+                                                      "list it in ladder/grids only")
 
 
 def unbuildable_optimizers(get):
@@ -64,7 +80,7 @@ def checks(build_optimizers: bool = True) -> tuple:
     """The experiment-level rules. ``build_optimizers=False`` leaves out building the diagnostic's
     optimizers, for a process that runs a job of a workflow whose own process has built them (a
     cluster job)."""
-    first = (clashing_names, ladder.problems, phase_fine.problems)
+    first = (clashing_names, controls_outside_the_ladder, ladder.problems, phase_fine.problems)
     return (*first, unbuildable_optimizers) if build_optimizers else first
 
 

@@ -145,8 +145,15 @@ def select(cells: pd.DataFrame, grids: dict[str, list[float]], rule: str, tol: f
 
 
 def klass(method: str) -> str:
-    """The method's a-priori class, "eq" or "cw", from its card (gaugelab.optim.cards)."""
+    """The method's a-priori class, "eq" or "cw" (or "ctrl" for a control), from its card
+    (gaugelab.optim.cards)."""
     return cards.klass(method)
+
+
+def split_members(pairs) -> list[tuple[str, float]]:
+    """The (method, value) pairs a split counts: finite values of the two classes. A control
+    (ScaledGD, class "ctrl") is on neither side, so no count includes it."""
+    return [(m, float(v)) for m, v in pairs if math.isfinite(v) and klass(m) in ("eq", "cw")]
 
 
 def clean_split(selected: pd.DataFrame) -> dict:
@@ -155,8 +162,8 @@ def clean_split(selected: pd.DataFrame) -> dict:
 
 
 def clean_split_from_values(pairs) -> dict:
-    """:func:`clean_split` on (method, rec) pairs; non-finite recs are left out. No fitted threshold."""
-    finite = [(m, float(r)) for m, r in pairs if math.isfinite(r)]
+    """:func:`clean_split` on (method, rec) pairs of :func:`split_members`. No fitted threshold."""
+    finite = split_members(pairs)
     eq = [r for m, r in finite if klass(m) == "eq"]
     cw = [r for m, r in finite if klass(m) == "cw"]
     if not eq or not cw:
@@ -176,20 +183,20 @@ def rank_split(selected: pd.DataFrame) -> dict:
         threshold = 0.5 * (by[cards.GD] + by[cards.ADAM])
     else:
         threshold = 9.0
-    finite = by[by.map(math.isfinite)]
-    correct = sum((value < threshold) == (klass(m) == "eq") for m, value in finite.items())
+    finite = split_members(by.items())
+    correct = sum((value < threshold) == (klass(m) == "eq") for m, value in finite)
     return {"threshold": float(threshold), "correct": int(correct), "total": len(finite)}
 
 
 def midpoint_split(selected: pd.DataFrame) -> dict:
     """Midpoint count (decay control, Table 6): a method "preserves" if its rec is below
     mid = ½(rec_GD + rec_Adam) of the same selected rows; matches with its class are counted
-    over the finite rows. NaN threshold (and no count) without both GD and Adam."""
+    over :func:`split_members`. NaN threshold (and no count) without both GD and Adam."""
     by = selected.set_index("method")["rec"]
     if cards.GD not in by or cards.ADAM not in by or not (math.isfinite(by[cards.GD])
                                                           and math.isfinite(by[cards.ADAM])):
         return {"threshold": math.nan, "correct": 0, "total": 0}
     threshold = 0.5 * (by[cards.GD] + by[cards.ADAM])
-    finite = by[by.map(math.isfinite)]
-    correct = sum((value < threshold) == (klass(m) == "eq") for m, value in finite.items())
+    finite = split_members(by.items())
+    correct = sum((value < threshold) == (klass(m) == "eq") for m, value in finite)
     return {"threshold": float(threshold), "correct": int(correct), "total": len(finite)}

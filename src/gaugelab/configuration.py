@@ -1,6 +1,7 @@
 """The whole configuration check: the schema and its cross-field rules (:mod:`gaugelab.core.config`)
 and the rules that need the experiments themselves, which core, below them, cannot import: two
-values that name the same outputs, and the diagnostic's optimizers built once. The workflow and the
+values that name the same outputs, a control method outside the ladder's grids, and the
+diagnostic's optimizers built once. The workflow and the
 command line validate here; ``core.config.validate`` alone fills the defaults and checks the rest."""
 
 from __future__ import annotations

@@ -304,8 +304,7 @@ def _schedule_logged(table: pd.DataFrame, chosen, sens: dict[str, pd.DataFrame])
             rows = chosen(mode, rule)
             split = select.midpoint_split(rows)
             if split["total"]:
-                misses = [m for m, rec in select.split_members(rows.set_index("method")["rec"].items())
-                          if (rec < split["threshold"]) != (select.klass(m) == "eq")]
+                misses = select.threshold_misses(rows.set_index("method")["rec"].items(), split["threshold"])
                 found[v.key] = Found(split["correct"], f"of {split['total']}, mid {split['threshold']:.4f}; misses: "
                                      + (", ".join(misses) or "none"))
         elif v.quantity == "delta":  # rec-sel, decay-full minus const

@@ -176,6 +176,20 @@ def clean_split_from_values(pairs) -> dict:
             "eq_max": eq_max, "cw_min": cw_min}
 
 
+def threshold_misses(pairs, threshold: float) -> list[str]:
+    """The methods among :func:`split_members` of (method, value) ``pairs`` on the wrong side of
+    ``threshold``: an eq method at or above it, a cw method below it."""
+    return [m for m, value in split_members(pairs) if (value < threshold) != (klass(m) == "eq")]
+
+
+def threshold_count(pairs, threshold: float) -> dict:
+    """The matches of :func:`split_members` with their class against ``threshold``: the count
+    the rank and midpoint splits give."""
+    pairs = list(pairs)
+    total = len(split_members(pairs))
+    return {"threshold": float(threshold), "correct": total - len(threshold_misses(pairs, threshold)), "total": total}
+
+
 def rank_split(selected: pd.DataFrame) -> dict:
     """Secondary count: a method "preserves" if its erank is below the GD/Adam midpoint."""
     by = selected.set_index("method")["erank"]
@@ -183,9 +197,7 @@ def rank_split(selected: pd.DataFrame) -> dict:
         threshold = 0.5 * (by[cards.GD] + by[cards.ADAM])
     else:
         threshold = 9.0
-    finite = split_members(by.items())
-    correct = sum((value < threshold) == (klass(m) == "eq") for m, value in finite)
-    return {"threshold": float(threshold), "correct": int(correct), "total": len(finite)}
+    return threshold_count(by.items(), threshold)
 
 
 def midpoint_split(selected: pd.DataFrame) -> dict:
@@ -197,6 +209,4 @@ def midpoint_split(selected: pd.DataFrame) -> dict:
                                                           and math.isfinite(by[cards.ADAM])):
         return {"threshold": math.nan, "correct": 0, "total": 0}
     threshold = 0.5 * (by[cards.GD] + by[cards.ADAM])
-    finite = split_members(by.items())
-    correct = sum((value < threshold) == (klass(m) == "eq") for m, value in finite)
-    return {"threshold": float(threshold), "correct": int(correct), "total": len(finite)}
+    return threshold_count(by.items(), threshold)
